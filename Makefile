@@ -1,0 +1,43 @@
+# The one task runner: the README, CI and developers all call these targets.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+DATA   ?= ../shared/data
+
+.PHONY: setup run test lint format eval clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+## run: compact the bundled example session on the embedded defaults (no model needed)
+run: setup
+	$(BIN)/recap compact examples/incident_session.json --threshold-chars 12000 --keep-chars 4000 \
+		-o out/incident_compacted.json --report -
+	@echo "compacted history written to out/incident_compacted.json"
+
+## test: lint, type-check and run the whole test suite
+test: setup lint
+	@$(BIN)/pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that is a failure here"; exit 1; fi; \
+	exit $$rc
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## eval: answer retention on LoCoMo (the evaluation data beside the checkout)
+eval: setup
+	$(BIN)/recap eval $(DATA)/locomo_dev.json --keep 0.1 --summary-max 0.1
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,21 @@
+"""The ``recap`` command line: one Typer app, one module per command."""
+
+from __future__ import annotations
+
+import typer
+
+from recap.cli import compact, evaluate
+
+app = typer.Typer(
+    name="recap",
+    help="Keep long LLM conversations inside their context budget.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.command("compact")(compact.compact)
+app.command("eval")(evaluate.evaluate)
+
+
+def main() -> None:
+    """Entry point of the ``recap`` console script."""
+    app()

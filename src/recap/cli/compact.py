@@ -1,0 +1,135 @@
+"""``recap compact``: compact conversation files with the engine."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.progress import Progress
+
+from recap.cli.errors import describe, fail
+from recap.compactor import Compactor
+from recap.errors import RecapError
+from recap.inputs import expand_inputs, read_conversation
+from recap.messages import to_openai
+from recap.policy import Budget, Policy, Trigger
+from recap.summarizers import STRATEGIES, make_summarizer
+
+_Int = Annotated[int | None, typer.Option(show_default=False)]
+
+
+def compact(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(help="Conversation files (JSON, JSONL) or directories; - for stdin"),
+    ],
+    out: Annotated[
+        str | None,
+        typer.Option("-o", "--out", help="Output file (one input) or directory (several)"),
+    ] = None,
+    strategy: Annotated[str, typer.Option(help=f"One of: {', '.join(STRATEGIES)}")] = "extractive",
+    threshold_chars: _Int = None,
+    threshold_tokens: _Int = None,
+    keep_chars: _Int = None,
+    keep_tokens: _Int = None,
+    keep_messages: _Int = None,
+    summary_max_chars: _Int = None,
+    report: Annotated[
+        str | None, typer.Option(help="Write the compaction report(s) as JSON here (- for stdout)")
+    ] = None,
+) -> None:
+    """Fold the old part of each conversation into a summary; keep recent turns verbatim.
+
+    Defaults follow Design A: compact past 60,000 characters, keep 20,000.
+    """
+    try:
+        policy = _policy(
+            threshold_chars, threshold_tokens, keep_chars, keep_tokens, keep_messages,
+            summary_max_chars,
+        )  # fmt: skip
+        compactor = Compactor(make_summarizer(strategy), policy)
+        files = expand_inputs(inputs)
+    except (ValidationError, RecapError) as exc:
+        fail(describe(exc))
+    if len(files) > 1 and out is None:
+        fail("several inputs need -o DIR, the directory to write each compacted file to")
+    try:
+        conversations = [(f, read_conversation(f)) for f in files]
+    except RecapError as exc:
+        fail(describe(exc))
+
+    reports: list[dict[str, Any]] = []
+    outputs: list[tuple[str | None, str]] = []
+    with Progress(transient=True, disable=len(files) < 2) as progress:
+        task = progress.add_task("compacting", total=len(files))
+        for name, messages in conversations:
+            result = compactor.compact_sync(messages)
+            text = json.dumps([to_openai(m) for m in result.messages], ensure_ascii=False, indent=2)
+            outputs.append((_target(name, out, len(files)), text))
+            reports.append({"file": name, **result.report.as_dict()})
+            progress.advance(task)
+
+    for target, text in outputs:
+        _write(target, text + "\n")
+    if report is not None:
+        payload = reports[0] if len(reports) == 1 else reports
+        _write(None if report == "-" else report, json.dumps(payload, indent=2) + "\n")
+
+
+def _policy(
+    threshold_chars: int | None,
+    threshold_tokens: int | None,
+    keep_chars: int | None,
+    keep_tokens: int | None,
+    keep_messages: int | None,
+    summary_max_chars: int | None,
+) -> Policy:
+    """The policy the options describe (Design A's defaults for what is left out)."""
+    if threshold_chars is not None and threshold_tokens is not None:
+        fail("give --threshold-chars or --threshold-tokens, not both")
+    keeps = [k for k in (keep_chars, keep_tokens, keep_messages) if k is not None]
+    if len(keeps) > 1:
+        fail("give one of --keep-chars, --keep-tokens, --keep-messages")
+    for flag, value in (
+        ("--threshold-chars", threshold_chars), ("--threshold-tokens", threshold_tokens),
+        ("--keep-chars", keep_chars), ("--keep-tokens", keep_tokens),
+        ("--keep-messages", keep_messages), ("--summary-max-chars", summary_max_chars),
+    ):  # fmt: skip
+        if value is not None and value < (1 if "threshold" in flag or "max" in flag else 0):
+            fail(f"{flag} must be a positive number, got {value}")
+    trigger = (
+        Trigger(tokens=threshold_tokens)
+        if threshold_tokens is not None
+        else Trigger(chars=threshold_chars or 60_000)
+    )
+    keep = (
+        Budget(tokens=keep_tokens)
+        if keep_tokens is not None
+        else Budget(messages=keep_messages)
+        if keep_messages is not None
+        else Budget(chars=keep_chars if keep_chars is not None else 20_000)
+    )
+    summary_max = Budget(chars=summary_max_chars) if summary_max_chars else Policy().summary_max
+    return Policy(trigger=trigger, keep=keep, summary_max=summary_max)
+
+
+def _target(name: str, out: str | None, count: int) -> str | None:
+    if out is None or out == "-":
+        return None
+    if count == 1 and not Path(out).is_dir():
+        return out
+    stem = "stdin" if name == "-" else Path(name).stem
+    return str(Path(out) / f"{stem}.json")
+
+
+def _write(target: str | None, text: str) -> None:
+    if target is None:
+        sys.stdout.write(text)
+        return
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,264 @@
+"""The engine: plan a cut, fold the old span, validate, and assemble the new view.
+
+:meth:`Compactor.compact` is the one async core; :meth:`Compactor.compact_sync`
+wraps it for synchronous callers. It performs no I/O of its own: the
+summarizer it is given may call a model, everything else is pure.
+
+The view it returns is: system messages (unchanged, first), ONE user message
+holding the summary chain, pinned messages carried verbatim, then the recent
+turns verbatim. When anything fails — the model errors, the summary is
+rejected — the input comes back unchanged with the reason in the report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from recap.chain import Chain, Ref, SummaryRow, split_view
+from recap.counting import Meter, Size
+from recap.errors import InvalidHistoryError, SummaryRejected
+from recap.instructions import merge_instructions, standing_instructions
+from recap.masking import mask_tool_result
+from recap.messages import Message, validate_history
+from recap.planner import Plan, Skip, plan_compaction
+from recap.policy import Policy
+from recap.summarizers.base import Fold, FoldRequest, Summarizer
+from recap.summarizers.extractive import ExtractiveSummarizer
+from recap.summarizers.validation import validate_summary
+
+log = logging.getLogger("recap.compactor")
+Path = Literal["summarized", "masked", "skipped", "rejected"]
+
+
+@dataclass(frozen=True)
+class Report:
+    """What one compaction pass did (or why it did nothing)."""
+
+    compacted: bool
+    path: Path
+    strategy: str
+    reason: str | None = None
+    messages_removed: int = 0
+    chars_removed: int = 0
+    summary_chars: int = 0
+    covered: tuple[int, int] | None = None
+    """First and last index (in the input) of the messages the summary covers."""
+    covered_ids: tuple[Ref, Ref] | None = None
+    """The same range as message ids (or indices where messages have none)."""
+    carried: int = 0
+    masked: int = 0
+    size_before: Size = field(default_factory=Size)
+    size_after: Size = field(default_factory=Size)
+    model_calls: int = 0
+    elapsed_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-able data."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """The new view of the conversation, the summary chain, and the report."""
+
+    messages: list[Message]
+    chain: Chain
+    report: Report
+
+
+class Compactor:
+    """Compacts conversations with one strategy under one policy."""
+
+    def __init__(
+        self,
+        summarizer: Summarizer | None = None,
+        policy: Policy | None = None,
+        meter: Meter | None = None,
+    ) -> None:
+        self.summarizer = summarizer or ExtractiveSummarizer()
+        self.policy = policy or Policy()
+        self.meter = meter or Meter()
+
+    def compact_sync(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        request_id: str | None = None,
+    ) -> CompactionResult:
+        """:meth:`compact` for synchronous code (runs its own event loop)."""
+        return asyncio.run(self.compact(messages, tools=tools, request_id=request_id))
+
+    async def compact(
+        self,
+        messages: Sequence[Message],
+        *,
+        chain: Chain | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        request_id: str | None = None,
+    ) -> CompactionResult:
+        """Compact ``messages`` when the policy says it is due.
+
+        ``messages`` is a history as the model sees it (a summary message
+        written by an earlier pass is recognised and its chain continued), or,
+        with ``chain`` given, the un-summarized messages of a stored session.
+        ``tools`` are the tool schemas sent with every request (counted).
+        """
+        started = time.perf_counter()
+        prefix = f"[{request_id}] " if request_id else ""
+        name = self.summarizer.name
+        if not self.policy.enabled:
+            return self._unchanged(messages, chain or Chain(), "skipped", "disabled", started)
+        validate_history(messages)
+        if chain is None:
+            body, chain, positions = split_view(messages)
+        else:
+            body, positions = list(messages), list(range(len(messages)))
+        fixed = self.meter.tools(tools)
+        if (summary_message := chain.message()) is not None:
+            fixed = fixed + self.meter.message(summary_message)
+        plan = plan_compaction(body, self.policy, self.meter, fixed=fixed)
+        if isinstance(plan, Skip):
+            return self._unchanged(messages, chain, "skipped", plan.reason, started, plan.size)
+
+        folded = [body[i] for i in plan.fold]
+        folded_size = self.meter.messages(folded)
+        log.info(
+            "%ssummarizer: session=%d chars, removing %d msgs (%d chars), keeping %d msgs",
+            prefix, plan.size.chars, len(folded), folded_size.chars,
+            len(body) - len(folded),
+        )  # fmt: skip
+        try:
+            ref = _refs(body, positions)
+            fold, new_chain = await self._fold(plan, chain, folded, folded_size, ref)
+            view = _assemble(body, plan, fold, new_chain)
+            validate_history(view)
+        except (SummaryRejected, InvalidHistoryError) as exc:
+            log.warning("%ssummarizer rejected its output, history unchanged: %s", prefix, exc)
+            return self._unchanged(messages, chain, "rejected", str(exc), started, plan.size)
+        except Exception as exc:  # a backend failure must never break the turn
+            log.warning("%ssummarizer failed, history unchanged: %r", prefix, exc, exc_info=True)
+            reason = f"summarizer failed: {type(exc).__name__}: {exc}"
+            return self._unchanged(messages, chain, "rejected", reason, started, plan.size)
+
+        after = self.meter.messages(view) + self.meter.tools(tools)
+        summary_chars = len(fold.summary or "")
+        elapsed = (time.perf_counter() - started) * 1000
+        report = Report(
+            compacted=True,
+            path="summarized" if fold.summary is not None else "masked",
+            strategy=name,
+            messages_removed=len(folded) if fold.summary is not None else 0,
+            chars_removed=plan.size.chars - after.chars + summary_chars,
+            summary_chars=summary_chars,
+            covered=(positions[plan.fold[0]], positions[plan.fold[-1]]),
+            covered_ids=(ref(plan.fold[0]), ref(plan.fold[-1])),
+            carried=len(plan.carried),
+            masked=len(plan.masked) + sum(1 for m in fold.replacement if m.role == "tool"),
+            size_before=plan.size,
+            size_after=after,
+            model_calls=fold.calls,
+            elapsed_ms=round(elapsed, 3),
+        )
+        log.info(
+            "%ssummarizer done: -%d chars, summary %d chars, %dms",
+            prefix, report.chars_removed, summary_chars, elapsed,
+        )  # fmt: skip
+        return CompactionResult(view, new_chain, report)
+
+    async def _fold(
+        self,
+        plan: Plan,
+        chain: Chain,
+        folded: Sequence[Message],
+        folded_size: Size,
+        ref: Callable[[int], Ref],
+    ) -> tuple[Fold, Chain]:
+        """Run the strategy and validate its answer; returns the fold and the new chain."""
+        latest = chain.latest
+        update = latest is not None and self.policy.update_below.allows(
+            self.meter.text(latest.render())
+        )
+        instructions = merge_instructions(
+            latest.instructions if update and latest else (), standing_instructions(folded)
+        )
+        cap = self.policy.summary_max
+        max_chars = cap.value if cap.unit == "chars" else cap.value * 4
+        max_chars -= sum(len(i) + 3 for i in instructions)
+        previous = latest.text if update and latest else None
+        request = FoldRequest(folded, max_chars, previous, self.meter)
+        fold = await self.summarizer.fold(request)
+        if fold.summary is None:
+            replacement = list(fold.replacement)
+            validate_history(replacement, allow_pending=False)
+            if self.meter.messages(replacement).chars >= folded_size.chars:
+                raise SummaryRejected("longer_than_input", "masking saved nothing")
+            return fold, chain
+        source_chars = folded_size.chars + len(previous or "")
+        text = validate_summary(fold.summary, source_chars=source_chars, max_chars=max_chars)
+        if cap.unit == "tokens" and self.meter.text(text).tokens > cap.value:
+            raise SummaryRejected("over_limit", f"summary exceeds {cap.value} tokens")
+        row = SummaryRow(
+            text=text,
+            first=latest.first if update and latest else ref(plan.fold[0]),
+            last=ref(plan.fold[-1]),
+            messages=len(folded) + (latest.messages if update and latest else 0),
+            instructions=instructions,
+            carried=tuple(ref(i) for i in plan.carried),
+            strategy=self.summarizer.name,
+            source_chars=folded_size.chars + (latest.source_chars if update and latest else 0),
+        )
+        return Fold(summary=text, model=fold.model, calls=fold.calls), chain.with_row(
+            row, replace_latest=update
+        )
+
+    def _unchanged(
+        self,
+        messages: Sequence[Message],
+        chain: Chain,
+        path: Path,
+        reason: str,
+        started: float,
+        size: Size | None = None,
+    ) -> CompactionResult:
+        elapsed = round((time.perf_counter() - started) * 1000, 3)
+        size = size or Size()
+        report = Report(
+            compacted=False,
+            path=path,
+            strategy=self.summarizer.name,
+            reason=reason,
+            size_before=size,
+            size_after=size,
+            elapsed_ms=elapsed,
+        )
+        return CompactionResult(list(messages), chain, report)
+
+
+def _refs(body: Sequence[Message], positions: Sequence[int]) -> Callable[[int], Ref]:
+    """Maps an index of ``body`` to the message's id, or its input position when it has none."""
+
+    def ref(index: int) -> Ref:
+        message_id = body[index].id
+        return message_id if message_id is not None else positions[index]
+
+    return ref
+
+
+def _assemble(body: Sequence[Message], plan: Plan, fold: Fold, chain: Chain) -> list[Message]:
+    """System messages, the summary, carried messages, then the recent turns."""
+    view = [body[i] for i in plan.system]
+    if (summary := chain.message()) is not None:
+        view.append(summary)
+    view.extend(fold.replacement)
+    view.extend(body[i] for i in plan.carried)
+    masked = set(plan.masked)
+    view.extend(
+        mask_tool_result(m) if i in masked else m for i, m in enumerate(body) if i >= plan.cut
+    )
+    return view

@@ -1,0 +1,55 @@
+"""Every error recap raises, in one hierarchy.
+
+    RecapError                  base class: catch this to catch everything recap raises
+    ├── ConfigurationError      a setting or budget is invalid (negative, keep >= trigger, ...)
+    ├── InputError              a conversation could not be read or is not a valid history
+    │   └── InvalidHistoryError messages that parse but break a pairing rule (orphan result)
+    ├── SummaryRejected         a summarizer's output failed validation; the history is unchanged
+    └── BackendError            a model backend failed (timeout, HTTP error, bad reply, ...)
+        └── ContextOverflowError a request would not fit the model's context window
+
+Messages are written for the person who has to fix the problem: they say what
+was wrong, where, and what to do.
+"""
+
+from __future__ import annotations
+
+
+class RecapError(Exception):
+    """Base class of every error raised by recap."""
+
+
+class ConfigurationError(RecapError, ValueError):
+    """A setting, budget or option is invalid."""
+
+
+class InputError(RecapError, ValueError):
+    """Input (a file, a request body, a message dict) could not be read.
+
+    ``where`` names the place (file, line, message index) when it is known.
+    """
+
+    def __init__(self, message: str, *, where: str | None = None) -> None:
+        self.where = where
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class InvalidHistoryError(InputError):
+    """Messages that parse but do not form a history a provider would accept."""
+
+
+class SummaryRejected(RecapError):
+    """A summary failed validation; ``reason`` is a short machine-readable code."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"summary rejected ({reason}): {detail}")
+
+
+class BackendError(RecapError):
+    """A model backend failed to produce a completion."""
+
+
+class ContextOverflowError(BackendError):
+    """A request to a model would exceed its context window."""

@@ -1,0 +1,1 @@
+"""Evaluation: how much of what later questions need survives a compaction."""

@@ -1,0 +1,117 @@
+"""When to compact and how much to keep: triggers, keep budgets, skip rules.
+
+A :class:`Policy` is plain data (a frozen pydantic model, unknown options
+rejected). The trigger and the keep budget are separate settings, each in
+characters, tokens or messages; the trigger may combine several units with
+``any`` or ``all``. Invalid combinations (negative sizes, a keep budget not
+below the trigger in the same unit) are refused when the policy is built.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from recap.counting import Size
+
+Unit = Literal["chars", "tokens", "messages"]
+UNITS: tuple[Unit, ...] = ("chars", "tokens", "messages")
+
+_Frozen = ConfigDict(frozen=True, extra="forbid")
+
+
+class Trigger(BaseModel):
+    """Compaction is due when the context reaches these sizes (``any`` or ``all`` of them)."""
+
+    model_config = _Frozen
+
+    chars: int | None = Field(default=None, gt=0)
+    tokens: int | None = Field(default=None, gt=0)
+    messages: int | None = Field(default=None, gt=0)
+    mode: Literal["any", "all"] = "any"
+
+    @model_validator(mode="after")
+    def _one_unit_at_least(self) -> Self:
+        if not self.limits():
+            raise ValueError("a trigger needs at least one of chars, tokens or messages")
+        return self
+
+    def limits(self) -> dict[Unit, int]:
+        """The units this trigger watches, with their thresholds."""
+        return {u: v for u in UNITS if (v := getattr(self, u)) is not None}
+
+    def fires(self, size: Size) -> bool:
+        """Whether a context of ``size`` is over the threshold."""
+        hits = [size.get(u) > limit for u, limit in self.limits().items()]
+        return any(hits) if self.mode == "any" else all(hits)
+
+
+class Budget(BaseModel):
+    """A size limit in exactly one unit (the recent turns to keep, a summary's cap)."""
+
+    model_config = _Frozen
+
+    chars: int | None = Field(default=None, ge=0)
+    tokens: int | None = Field(default=None, ge=0)
+    messages: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _exactly_one_unit(self) -> Self:
+        if len(self._set()) != 1:
+            raise ValueError("a budget takes exactly one of chars, tokens or messages")
+        return self
+
+    def _set(self) -> dict[Unit, int]:
+        return {u: v for u in UNITS if (v := getattr(self, u)) is not None}
+
+    @property
+    def unit(self) -> Unit:
+        """The budget's unit."""
+        return next(iter(self._set()))
+
+    @property
+    def value(self) -> int:
+        """The budget's size in its unit."""
+        return next(iter(self._set().values()))
+
+    def allows(self, size: Size) -> bool:
+        """Whether ``size`` fits the budget."""
+        return size.get(self.unit) <= self.value
+
+
+class Policy(BaseModel):
+    """Everything the engine needs to decide whether and where to compact.
+
+    Defaults follow the reference designs: trigger at 60,000 characters, keep
+    20,000 (Design A); skip with fewer than 2 user turns; update the latest
+    summary while it is under 800 tokens, else start a new one (Design B).
+    """
+
+    model_config = _Frozen
+
+    enabled: bool = True
+    trigger: Trigger = Trigger(chars=60_000)
+    keep: Budget = Budget(chars=20_000)
+    summary_max: Budget = Budget(chars=4_000)
+    """Hard cap on one summary's size; a longer summary is rejected."""
+    update_below: Budget = Budget(tokens=800)
+    """The latest summary is updated cumulatively while it is under this size."""
+    min_user_turns: int = Field(default=2, ge=0)
+    """Skip when the history has fewer user turns than this (Design A)."""
+    min_new_messages: int = Field(default=0, ge=0)
+    """Skip when fewer messages arrived since the last summary (Design B)."""
+    mask_oversized_turn: bool = True
+    """When the newest turn alone exceeds the keep budget, mask its older tool outputs."""
+
+    @model_validator(mode="after")
+    def _keep_below_trigger(self) -> Self:
+        limit = self.trigger.limits().get(self.keep.unit)
+        if limit is not None and self.keep.value >= limit:
+            raise ValueError(
+                f"keep budget ({self.keep.value} {self.keep.unit}) must be below the trigger "
+                f"({limit} {self.keep.unit}), or compaction would never make room"
+            )
+        if self.summary_max.unit == "messages":
+            raise ValueError("summary_max is a size in chars or tokens, not messages")
+        return self

@@ -1,0 +1,278 @@
+"""The ``extractive`` strategy: the embedded default, no model, deterministic.
+
+It keeps what later questions need — names, numbers, dates, identifiers,
+decisions, what was ruled out — by choosing, under the size cap, the
+sentences (and tool-output facts) that cover the most informative words not
+yet covered (a greedy weighted set cover, which is near-optimal for this kind
+of objective). Chosen sentences are written tersely (filler and function words
+dropped) and in their original order.
+
+Agent spans (with tool calls) fill Design A's template::
+
+    **Investigating:** …  **Key findings:** - …  **Ruled out:** - …  **Current state:** …
+
+Plain chats become a dated digest: one line per speaker turn, in order.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from recap.messages import Message
+from recap.summarizers.base import Fold, FoldRequest, Summarizer, speaker
+
+STOP_WORDS = frozenset(
+    """a an the of to in on at for and or is was were be been it its this that with by from as
+    i you he she they we my your her his their our me him them do did does have has had what
+    when where who how which would could should will can may might about after before than then
+    so if but just am are being there here these those into out up down over also too very
+    really oh hey hi wow yeah yes ok okay lol haha totally actually definitely super such much
+    some any all both each more most other own same only now well again once""".split()
+)
+KEEP_WORDS = frozenset({"not", "no", "never", "nothing", "none", "without"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-./:@']*[A-Za-z0-9]|[A-Za-z0-9]")
+_NORM = re.compile(r"[^a-z0-9]+")
+_RULED_OUT = re.compile(
+    r"\b(ruled out|not (the )?(cause|related|responsible|the issue)|unrelated|"
+    r"no (errors?|issues?|problems?|change)|isn'?t|wasn'?t|aren'?t|doesn'?t|didn'?t|excluded|"
+    r"(looks|is) (fine|normal|healthy))\b",
+    re.IGNORECASE,
+)
+WEIGHT_BASE = 1.0
+WEIGHT_DIGIT = 1.0
+
+
+def normalized_words(text: str) -> list[str]:
+    """Words as the evaluation compares them: lowercase, a-z and 0-9 only."""
+    return _NORM.sub(" ", text.lower()).split()
+
+
+@dataclass
+class _Candidate:
+    order: tuple[int, int]
+    section: str
+    prefix: str
+    text: str
+    words: frozenset[str]
+
+    @property
+    def cost(self) -> int:
+        return len(self.prefix) + len(self.text) + 2
+
+
+def terse(text: str) -> str:
+    """The sentence without filler and function words (negations and numbers kept)."""
+    kept = [
+        t
+        for t in _TOKEN.findall(text)
+        if t.lower() not in STOP_WORDS or t.lower() in KEEP_WORDS or t[0].isdigit()
+    ]
+    return " ".join(kept)
+
+
+def _sentences(text: str, longest: int = 300) -> Iterator[str]:
+    """Sentences (and lines); a very long one comes in pieces of about ``longest`` chars."""
+    for piece in _SENTENCE_END.split(text):
+        piece = piece.strip()
+        while len(piece) > longest:
+            split = piece.rfind(" ", longest // 2, longest)
+            split = split if split > 0 else longest
+            yield piece[:split]
+            piece = piece[split:].strip()
+        if piece:
+            yield piece
+
+
+def _json_facts(text: str) -> list[str] | None:
+    """Tool output that is JSON, as ``key=value`` fact lines (one per top-level item)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(data, dict | list):
+        return None
+    items = data if isinstance(data, list) else [data]
+    facts: list[str] = []
+    for item in items:
+        pairs = list(_leaves(item, ""))
+        line = ", ".join(f"{k}={v}" if k else v for k, v in pairs)
+        facts.extend(line[i : i + 240] for i in range(0, len(line), 240))
+    return facts
+
+
+def _leaves(value: object, key: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v, key)
+    elif value is not None and value != "":
+        yield key, str(value)
+
+
+class ExtractiveSummarizer(Summarizer):
+    """The default strategy (see the module docstring)."""
+
+    name = "extractive"
+
+    async def fold(self, request: FoldRequest) -> Fold:
+        """Summarize the span into at most ``request.max_chars`` characters."""
+        return Fold(summary=self.summarize(request))
+
+    def summarize(self, request: FoldRequest) -> str:
+        """The summary text (synchronous: no I/O is involved)."""
+        style = request.style
+        candidates = list(self._candidates(request, style))
+        if not candidates:
+            return ""
+        headings = self._headings(style)
+        budget = request.max_chars - sum(len(h) + 2 for h in headings.values())
+        chosen = _select(candidates, budget, _weights(candidates))
+        return self._render(chosen, headings)
+
+    @staticmethod
+    def _headings(style: str) -> dict[str, str]:
+        if style == "chat":
+            return {}
+        return {
+            "investigating": "**Investigating:**",
+            "finding": "**Key findings:**",
+            "ruled_out": "**Ruled out:**",
+            "state": "**Current state:**",
+        }
+
+    def _candidates(self, request: FoldRequest, style: str) -> Iterator[_Candidate]:
+        if request.previous:
+            for j, line in enumerate(request.previous.splitlines()):
+                text = line.strip().lstrip("-").strip()
+                if text and not text.startswith("**"):
+                    yield self._make((-1, j), "finding" if style == "agent" else "chat", "", text)
+        last_assistant = max(
+            (i for i, m in enumerate(request.messages) if m.role == "assistant" and m.text),
+            default=-1,
+        )
+        for i, message in enumerate(request.messages):
+            for j, (section, prefix, text) in enumerate(
+                self._pieces(message, style, i == last_assistant)
+            ):
+                yield self._make((i, j), section, prefix, text)
+
+    @staticmethod
+    def _make(order: tuple[int, int], section: str, prefix: str, text: str) -> _Candidate:
+        short = terse(text) if not text.startswith("called ") else text
+        return _Candidate(order, section, prefix, short, frozenset(normalized_words(short)))
+
+    @staticmethod
+    def _pieces(message: Message, style: str, last: bool) -> Iterator[tuple[str, str, str]]:
+        if style == "chat":
+            for sentence in _sentences(message.text):
+                yield "chat", f"{speaker(message)}: ", sentence
+            return
+        if message.role == "tool":
+            facts = _json_facts(message.text)
+            name = message.name or "tool"
+            for fact in facts if facts is not None else _sentences(message.text):
+                yield "finding", f"{name}: ", fact
+            return
+        for call in message.tool_calls:
+            yield "finding", "", f"called {call.name}({_compact_args(call.arguments)})"
+        for sentence in _sentences(message.text):
+            if message.role == "user":
+                yield "investigating", "", sentence
+            elif last:
+                yield "state", "", sentence
+            elif _RULED_OUT.search(sentence):
+                yield "ruled_out", "", sentence
+            else:
+                yield "finding", "", sentence
+
+    @staticmethod
+    def _render(chosen: Sequence[_Candidate], headings: dict[str, str]) -> str:
+        if not headings:
+            return "\n".join(_joined_lines(chosen))
+        blocks = []
+        for section, heading in headings.items():
+            items = [c for c in chosen if c.section == section]
+            if not items:
+                continue
+            if section in ("finding", "ruled_out"):
+                body = "\n".join(f"- {line}" for line in _joined_lines(items))
+                blocks.append(f"{heading}\n{body}")
+            else:
+                blocks.append(f"{heading} " + "; ".join(_joined_lines(items)))
+        return "\n".join(blocks)
+
+
+def _compact_args(arguments: str) -> str:
+    try:
+        data = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if isinstance(data, dict):
+        return ", ".join(
+            f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in data.items()
+        )
+    return arguments
+
+
+def _joined_lines(chosen: Sequence[_Candidate]) -> list[str]:
+    """Chosen candidates in order, consecutive pieces of one message on one line."""
+    lines: list[str] = []
+    previous: tuple[int, str] | None = None
+    for c in sorted(chosen, key=lambda c: c.order):
+        key = (c.order[0], c.prefix)
+        if key == previous and lines:
+            lines[-1] += f"; {c.text}"
+        else:
+            lines.append(f"{c.prefix}{c.text}")
+        previous = key
+    return lines
+
+
+def _weights(candidates: Sequence[_Candidate]) -> dict[str, float]:
+    """Every content word counts; words with digits (numbers, dates, ids) count more."""
+    weights = {}
+    for word in {w for c in candidates for w in c.words}:
+        weight = WEIGHT_BASE
+        if any(ch.isdigit() for ch in word):
+            weight += WEIGHT_DIGIT
+        if word in STOP_WORDS:
+            weight = 0.1
+        weights[word] = weight
+    return weights
+
+
+def _select(
+    candidates: Sequence[_Candidate], budget: int, weights: dict[str, float]
+) -> list[_Candidate]:
+    """Greedy weighted set cover under a size budget (lazy evaluation)."""
+    covered: set[str] = set()
+    chosen: list[_Candidate] = []
+    used = 0
+
+    def gain(c: _Candidate) -> float:
+        return sum(weights[w] for w in c.words - covered) / c.cost
+
+    heap = [(-gain(c), n) for n, c in enumerate(candidates) if c.words]
+    heapq.heapify(heap)
+    while heap and used < budget:
+        _, n = heapq.heappop(heap)
+        candidate = candidates[n]
+        fresh = gain(candidate)
+        if fresh <= 0:
+            continue
+        if heap and fresh < -heap[0][0] - 1e-12:
+            heapq.heappush(heap, (-fresh, n))
+            continue
+        if used + candidate.cost > budget:
+            continue
+        chosen.append(candidate)
+        covered |= candidate.words
+        used += candidate.cost
+    return chosen

@@ -1,0 +1,161 @@
+"""The ``llm`` strategy: a model writes the summary, folding long spans in chunks.
+
+The span is never truncated to fit the model. It is cut into chunks that each
+fit the model's window together with the prompt, the running summary and the
+completion; the first chunk gets the *fresh* prompt, every later one the
+*cumulative* prompt (previous summary + new exchanges, Design B). Every
+intermediate summary is validated, so a bad answer stops the fold at once.
+The number of calls is bounded by the number of chunks: it never loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from recap.counting import Meter
+from recap.errors import ContextOverflowError
+from recap.llm.base import ChatModel, ModelOptions
+from recap.summarizers.base import Fold, FoldRequest, Style, Summarizer, transcript_lines
+from recap.summarizers.validation import validate_summary
+
+STRUCTURED = """\
+You are compacting the earlier part of an agent's working session so the agent \
+can continue with less context. Summarize the transcript below in exactly this form:
+
+**Investigating:** <what the user asked for and what is being worked on>
+**Key findings:**
+- <one finding per line, with specifics: numbers, service names, ids, timestamps>
+**Ruled out:** <what was checked and excluded>
+**Current state:** <where the work stands and the next step>
+
+Copy identifiers, numbers and names exactly. Add nothing that is not in the \
+transcript. At most {max_chars} characters.
+
+Transcript:
+{transcript}"""
+
+FRESH = """\
+Summarize the conversation below in 3-5 sentences, in the third person. \
+Paraphrase; no filler. Keep names, numbers, dates and decisions exactly. \
+At most {max_chars} characters.
+
+Conversation:
+{transcript}"""
+
+CUMULATIVE = """\
+Here is a summary of a conversation so far:
+{previous}
+
+Here are the exchanges that followed:
+{transcript}
+
+Write one updated summary that keeps everything important from the summary and \
+adds the new exchanges, in the same form as the summary. Third person, no \
+filler; keep names, numbers, dates and identifiers exactly. At most {max_chars} characters."""
+
+
+MIN_ROOM = 64
+"""Fewest transcript tokens worth a request; fewer means the window is too small."""
+
+
+class Prompts(BaseModel):
+    """Prompt templates; override any of them. Fields: ``{transcript}``,
+    ``{previous}`` (cumulative only), ``{max_chars}``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    structured: str = STRUCTURED
+    fresh: str = FRESH
+    cumulative: str = CUMULATIVE
+
+    def first(self, style: Style) -> str:
+        """The template for a span with no summary yet."""
+        return self.structured if style == "agent" else self.fresh
+
+
+class LLMSummarizer(Summarizer):
+    """Summaries written by a :class:`~recap.llm.base.ChatModel`."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        prompts: Prompts | None = None,
+        options: ModelOptions | None = None,
+        meter: Meter | None = None,
+    ) -> None:
+        self.model = model
+        self.prompts = prompts or Prompts()
+        self.options = options or ModelOptions()
+        self.meter = meter or Meter()
+
+    async def fold(self, request: FoldRequest) -> Fold:
+        """Fold the span chunk by chunk (see the module docstring)."""
+        pending = [line for m in request.messages for line in transcript_lines(m)]
+        summary = request.previous
+        calls = 0
+        while pending:
+            template = self.prompts.cumulative if summary else self.prompts.first(request.style)
+            room = self._room(template, summary, request.max_chars)
+            chunk, pending = _take(pending, room, self.meter)
+            prompt = template.format(
+                transcript=chunk, previous=summary or "", max_chars=request.max_chars
+            )
+            completion = await self.model.execute(
+                [{"role": "user", "content": prompt}], self.options
+            )
+            calls += 1
+            summary = validate_summary(
+                completion.text,
+                source_chars=len(chunk) + len(summary or ""),
+                max_chars=request.max_chars,
+            )
+        return Fold(summary=summary, model=self.model.name, calls=calls)
+
+    def _room(self, template: str, summary: str | None, max_chars: int) -> int:
+        """Tokens left for transcript in one request; raises when too few are left."""
+        fixed = template.format(transcript="", previous=summary or "", max_chars=max_chars)
+        used = self.meter.text(fixed).tokens + self.meter.message_overhead_tokens
+        room = self.model.context_window - self.options.max_tokens - used
+        if room < MIN_ROOM:
+            raise ContextOverflowError(
+                f"{self.model.name}'s window ({self.model.context_window} tokens) leaves "
+                f"{room} tokens for the transcript; use a model with a larger window or a "
+                "smaller summary_max"
+            )
+        return room
+
+
+def _take(pending: Sequence[str], room: int, meter: Meter) -> tuple[str, list[str]]:
+    """The next chunk of at most ``room`` tokens, and the lines left after it.
+
+    A line larger than the room is split (never truncated), so every chunk
+    consumes input and the fold always ends.
+    """
+    chunk: list[str] = []
+    used = 0
+    for n, line in enumerate(pending):
+        cost = meter.text(line).tokens + 1
+        if used + cost <= room:
+            chunk.append(line)
+            used += cost
+            continue
+        if chunk:
+            return "\n".join(chunk), list(pending[n:])
+        head, tail = _split_to_fit(line, room, meter)
+        return head, [tail, *pending[n + 1 :]]
+    return "\n".join(chunk), []
+
+
+def _split_to_fit(line: str, room: int, meter: Meter) -> tuple[str, str]:
+    """Split ``line`` so its head fits ``room`` tokens (at a space when possible)."""
+    size = max(1, len(line) * room // max(1, meter.text(line).tokens + 1))
+    while size > 1 and meter.text(line[:size]).tokens + 1 > room:
+        size = size * 3 // 4
+    space = line.rfind(" ", size // 2, size)
+    cut = space if space > 0 else size
+    return line[:cut], line[cut:]
