@@ -9,7 +9,8 @@ Rules it keeps (see DESIGN.md):
   tool-call group it belongs to;
 - the newest turn is always kept. When it alone exceeds the keep budget, the
   older tool outputs inside it are masked (oldest first, the last tool group
-  untouched) until it fits, and the plan says so — the history stays valid.
+  untouched, pinned results spared) until it fits, and the plan says so —
+  the history stays valid.
 """
 
 from __future__ import annotations
@@ -115,6 +116,8 @@ def _mask_to_fit(
     masked: list[int] = []
     for unit in groups[:-1]:
         for i in unit[1:]:
+            if messages[i].pinned:
+                continue
             saving = meter.message(messages[i]) - meter.message(mask_tool_result(messages[i]))
             if saving.chars <= 0:
                 continue

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from recap.messages import Message
-from recap.summarizers.base import Fold, FoldRequest, Summarizer, speaker
+from recap.summarizers.base import Fold, FoldRequest, Style, Summarizer, speaker
 
 STOP_WORDS = frozenset(
     """a an the of to in on at for and or is was were be been it its this that with by from as
@@ -43,8 +43,15 @@ _RULED_OUT = re.compile(
     r"(looks|is) (fine|normal|healthy))\b",
     re.IGNORECASE,
 )
-WEIGHT_BASE = 1.0
-WEIGHT_DIGIT = 1.0
+FACT_CHARS = 240
+WEIGHT_DIGIT = {"chat": 1.0, "agent": 0.0}
+"""Extra weight of words with digits: dates and numbers in chats (tool outputs are full of
+numbers that mean little, so agent spans rely on failure words instead)."""
+WEIGHT_SIGNAL = {"chat": 0.0, "agent": 1.0}
+SIGNAL_WORDS = frozenset(
+    """error errors fail failed failure timeout timeouts exceeded exception refused denied
+    crash crashed panic fatal critical degraded unavailable rollback deployed changed""".split()
+)
 
 
 def normalized_words(text: str) -> list[str]:
@@ -99,9 +106,15 @@ def _json_facts(text: str) -> list[str] | None:
     items = data if isinstance(data, list) else [data]
     facts: list[str] = []
     for item in items:
-        pairs = list(_leaves(item, ""))
-        line = ", ".join(f"{k}={v}" if k else v for k, v in pairs)
-        facts.extend(line[i : i + 240] for i in range(0, len(line), 240))
+        line = ""
+        for key, value in _leaves(item, ""):
+            pair = f"{key}={value}" if key else value
+            if line and len(line) + len(pair) > FACT_CHARS:
+                facts.append(line)
+                line = ""
+            line = f"{line}, {pair}" if line else pair
+        if line:
+            facts.append(line)
     return facts
 
 
@@ -133,11 +146,11 @@ class ExtractiveSummarizer(Summarizer):
             return ""
         headings = self._headings(style)
         budget = request.max_chars - sum(len(h) + 2 for h in headings.values())
-        chosen = _select(candidates, budget, _weights(candidates))
+        chosen = _select(candidates, budget, _weights(candidates, style))
         return self._render(chosen, headings)
 
     @staticmethod
-    def _headings(style: str) -> dict[str, str]:
+    def _headings(style: Style) -> dict[str, str]:
         if style == "chat":
             return {}
         return {
@@ -147,7 +160,7 @@ class ExtractiveSummarizer(Summarizer):
             "state": "**Current state:**",
         }
 
-    def _candidates(self, request: FoldRequest, style: str) -> Iterator[_Candidate]:
+    def _candidates(self, request: FoldRequest, style: Style) -> Iterator[_Candidate]:
         if request.previous:
             for j, line in enumerate(request.previous.splitlines()):
                 text = line.strip().lstrip("-").strip()
@@ -169,7 +182,7 @@ class ExtractiveSummarizer(Summarizer):
         return _Candidate(order, section, prefix, short, frozenset(normalized_words(short)))
 
     @staticmethod
-    def _pieces(message: Message, style: str, last: bool) -> Iterator[tuple[str, str, str]]:
+    def _pieces(message: Message, style: Style, last: bool) -> Iterator[tuple[str, str, str]]:
         if style == "chat":
             for sentence in _sentences(message.text):
                 yield "chat", f"{speaker(message)}: ", sentence
@@ -235,13 +248,15 @@ def _joined_lines(chosen: Sequence[_Candidate]) -> list[str]:
     return lines
 
 
-def _weights(candidates: Sequence[_Candidate]) -> dict[str, float]:
-    """Every content word counts; words with digits (numbers, dates, ids) count more."""
+def _weights(candidates: Sequence[_Candidate], style: Style) -> dict[str, float]:
+    """Every content word counts; numbers and dates (chats) or failure words (agents) more."""
     weights = {}
     for word in {w for c in candidates for w in c.words}:
-        weight = WEIGHT_BASE
+        weight = 1.0
         if any(ch.isdigit() for ch in word):
-            weight += WEIGHT_DIGIT
+            weight += WEIGHT_DIGIT[style]
+        if word in SIGNAL_WORDS:
+            weight += WEIGHT_SIGNAL[style]
         if word in STOP_WORDS:
             weight = 0.1
         weights[word] = weight

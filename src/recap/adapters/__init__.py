@@ -1,0 +1,1 @@
+"""Adapters between recap messages and other frameworks' message types."""

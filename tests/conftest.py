@@ -1,0 +1,46 @@
+"""Shared fixtures: the evaluation data beside the checkout, message builders."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recap.messages import Message, ToolCall
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("RECAP_DATA_DIR", ROOT.parent / "shared" / "data"))
+
+
+def load_data(name: str) -> Any:
+    """A file of ../shared/data; fails (not skips) when it is missing."""
+    path = DATA / name
+    if not path.exists():
+        pytest.fail(f"evaluation data {path} is missing; set RECAP_DATA_DIR to its folder")
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return json.loads(path.read_text())
+
+
+def user(text: str, **kw: Any) -> Message:
+    return Message(role="user", content=text, **kw)
+
+
+def assistant(text: str | None = None, calls: list[tuple[str, str]] = (), **kw: Any) -> Message:  # type: ignore[assignment]
+    return Message(
+        role="assistant",
+        content=text,
+        tool_calls=tuple(ToolCall(id=i, name=n, arguments="{}") for i, n in calls),
+        **kw,
+    )
+
+
+def tool(call_id: str, text: str, name: str = "lookup", **kw: Any) -> Message:
+    return Message(role="tool", content=text, tool_call_id=call_id, name=name, **kw)
+
+
+def system(text: str = "You are helpful.") -> Message:
+    return Message(role="system", content=text)
