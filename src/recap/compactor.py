@@ -191,6 +191,8 @@ class Compactor:
         max_chars = cap.value if cap.unit == "chars" else cap.value * 4
         max_chars -= sum(len(i) + 3 for i in instructions)
         previous = latest.text if update and latest else None
+        source_chars = folded_size.chars + len(previous or "")
+        max_chars = min(max_chars, source_chars - 1)  # a summary must be shorter than its input
         request = FoldRequest(folded, max_chars, previous, self.meter)
         fold = await self.summarizer.fold(request)
         if fold.summary is None:
@@ -199,7 +201,6 @@ class Compactor:
             if self.meter.messages(replacement).chars >= folded_size.chars:
                 raise SummaryRejected("longer_than_input", "masking saved nothing")
             return fold, chain
-        source_chars = folded_size.chars + len(previous or "")
         text = validate_summary(fold.summary, source_chars=source_chars, max_chars=max_chars)
         if cap.unit == "tokens" and self.meter.text(text).tokens > cap.value:
             raise SummaryRejected("over_limit", f"summary exceeds {cap.value} tokens")

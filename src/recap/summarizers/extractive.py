@@ -146,7 +146,11 @@ class ExtractiveSummarizer(Summarizer):
             return ""
         headings = self._headings(style)
         budget = request.max_chars - sum(len(h) + 2 for h in headings.values())
-        chosen = _select(candidates, budget, _weights(candidates, style))
+        forced = [
+            next((c for c in candidates if c.section == section), None)
+            for section in ("investigating", "state")
+        ]
+        chosen = _select(candidates, budget, _weights(candidates, style), forced)
         return self._render(chosen, headings)
 
     @staticmethod
@@ -264,12 +268,24 @@ def _weights(candidates: Sequence[_Candidate], style: Style) -> dict[str, float]
 
 
 def _select(
-    candidates: Sequence[_Candidate], budget: int, weights: dict[str, float]
+    candidates: Sequence[_Candidate],
+    budget: int,
+    weights: dict[str, float],
+    forced: Sequence[_Candidate | None] = (),
 ) -> list[_Candidate]:
-    """Greedy weighted set cover under a size budget (lazy evaluation)."""
+    """Greedy weighted set cover under a size budget (lazy evaluation).
+
+    ``forced`` candidates (the request being worked on, the current state) are
+    taken first when they fit, so the template's sections are never empty.
+    """
     covered: set[str] = set()
     chosen: list[_Candidate] = []
     used = 0
+    for candidate in forced:
+        if candidate is not None and used + candidate.cost <= budget:
+            chosen.append(candidate)
+            covered |= candidate.words
+            used += candidate.cost
 
     def gain(c: _Candidate) -> float:
         return sum(weights[w] for w in c.words - covered) / c.cost
@@ -285,7 +301,7 @@ def _select(
         if heap and fresh < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-fresh, n))
             continue
-        if used + candidate.cost > budget:
+        if used + candidate.cost > budget or candidate in chosen:
             continue
         chosen.append(candidate)
         covered |= candidate.words

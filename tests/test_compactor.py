@@ -1,0 +1,169 @@
+"""The engine's seed behaviours: skips, the boundary rule, the chain, pins, failures."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from recap import Budget, Compactor, Policy, Trigger, validate_history
+from recap.chain import parse_summary_message
+from recap.llm import FakeModel
+from recap.masking import is_masked
+from recap.summarizers import LLMSummarizer
+from tests.conftest import assistant, system, tool, user
+
+SMALL = Policy(trigger=Trigger(chars=300), keep=Budget(chars=120), summary_max=Budget(chars=400))
+def prose(n: int, topic: str = "node") -> str:
+    """Varied text of about ``n`` words (real text does not repeat one phrase)."""
+    return " ".join(f"{topic}{i} reported latency {i * 37 % 1000}ms" for i in range(n // 4 + 1))
+
+
+def agent_history(turns: int = 4):
+    history = [system("You investigate incidents.")]
+    for n in range(turns):
+        history += [
+            user(f"turn {n}: why did payments time out? {prose(12, f'q{n}x')}"),
+            assistant("checking", calls=[(f"a{n}", "logs"), (f"b{n}", "metrics")]),
+            tool(f"a{n}", f"log dump {n}: {prose(30, f'pod{n}x')}"),
+            tool(f"b{n}", f"metrics {n}: {prose(30, f'series{n}x')}"),
+            assistant(f"finding {n}: deploy v4.18.{n} {prose(12, f'f{n}x')}"),
+        ]
+    return history
+
+
+def test_fewer_than_two_user_turns_is_skipped():
+    history = [system(), user(prose(100)), assistant(prose(100))]
+    result = Compactor(policy=SMALL).compact_sync(history)
+    assert not result.report.compacted
+    assert "user turn" in (result.report.reason or "")
+    assert result.messages == history
+
+
+def test_disabled_returns_at_once_without_calling_the_model():
+    model = FakeModel()
+    policy = SMALL.model_copy(update={"enabled": False})
+    result = Compactor(LLMSummarizer(model), policy).compact_sync(agent_history())
+    assert result.report.reason == "disabled"
+    assert model.calls == []
+
+
+def test_cut_lands_on_a_user_message_and_keeps_parallel_results_together():
+    history = agent_history()
+    result = Compactor(policy=SMALL).compact_sync(history)
+    assert result.report.compacted
+    out = result.messages
+    validate_history(out)
+    assert out[0] == history[0]
+    assert parse_summary_message(out[1]) is not None
+    assert out[2].role == "user" and out[2] in history  # the kept tail opens a user turn
+    kept_calls = [m for m in out if m.tool_calls]
+    for call_message in kept_calls:
+        results = [m for m in out if m.role == "tool" and m.tool_call_id in
+                   {c.id for c in call_message.tool_calls}]
+        assert len(results) == len(call_message.tool_calls)
+
+
+def test_structured_summary_and_design_a_log_lines(caplog):
+    caplog.set_level(logging.INFO, logger="recap.compactor")
+    result = Compactor(policy=SMALL).compact_sync(agent_history(), request_id="abc12345")
+    summary = result.messages[1].text
+    assert "**Key findings:**" in summary and "**Investigating:**" in summary
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("[abc12345] summarizer: session=") and "removing" in line
+               for line in lines)
+    assert any(line.startswith("[abc12345] summarizer done: -") for line in lines)
+
+
+def test_latest_summary_is_updated_while_small_and_a_new_row_starts_when_big():
+    small = SMALL.model_copy(update={"update_below": Budget(chars=100_000)})
+    big = SMALL.model_copy(update={"update_below": Budget(chars=1)})
+    history = agent_history(3)
+    for policy, rows in ((small, 1), (big, 2)):
+        compactor = Compactor(policy=policy)
+        first = compactor.compact_sync(history)
+        second = compactor.compact_sync(first.messages + agent_history(2)[1:])
+        assert second.report.compacted
+        assert len(second.chain.rows) == rows
+        assert len([m for m in second.messages if parse_summary_message(m)]) == 1
+
+
+def test_pinned_messages_and_standing_instructions_survive_verbatim():
+    history = agent_history(4)
+    pinned = user("Budget code is PRJ-7731. Keep it.", pinned=True)
+    instruction = "Never restart production without asking me first."
+    history[1] = user(f"{prose(20)}. {instruction}")
+    history.insert(2, assistant("noted"))
+    history.insert(3, pinned)
+    history.insert(4, assistant("ok"))
+    result = Compactor(policy=SMALL).compact_sync(history)
+    assert result.report.compacted
+    assert pinned in result.messages
+    summary = result.messages[1].text
+    assert instruction in summary
+    assert result.chain.latest.instructions == (instruction,)
+
+
+def test_newest_turn_over_the_keep_budget_masks_older_outputs_but_stays_valid():
+    history = [user("earlier question"), assistant(prose(80, "host"))]
+    history += [user("now investigate")]
+    for n in range(4):
+        history += [assistant(None, calls=[(f"c{n}", "logs")]), tool(f"c{n}", prose(60))]
+    history += [assistant("done")]
+    policy = Policy(trigger=Trigger(chars=1000), keep=Budget(chars=900))
+    result = Compactor(policy=policy).compact_sync(history)
+    assert result.report.compacted and result.report.masked >= 1
+    validate_history(result.messages)
+    masked = [m for m in result.messages if is_masked(m)]
+    assert masked and all("elided" in m.text for m in masked)
+    last_result = [m for m in result.messages if m.role == "tool"][-1]
+    assert not is_masked(last_result)  # the latest tool group is untouched
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        "Error: upstream returned 500",
+        "I'm sorry, I cannot help with that.",
+        "<|im_start|>assistant\nThe user asked about payments.",
+        "summary " * 200,
+        "The payments service " + "was slow and then it failed again " * 60,
+    ],
+    ids=["empty", "error", "refusal", "template", "repetition", "runaway"],
+)
+def test_bad_model_output_leaves_history_unchanged(reply):
+    history = agent_history()
+    model = FakeModel([reply])
+    result = Compactor(LLMSummarizer(model), SMALL).compact_sync(history)
+    assert not result.report.compacted
+    assert result.report.path == "rejected"
+    assert result.messages == history
+    assert len(model.calls) == 1
+
+
+def test_model_failure_leaves_history_unchanged():
+    history = agent_history()
+    model = FakeModel([TimeoutError("model timed out")])
+    result = Compactor(LLMSummarizer(model), SMALL).compact_sync(history)
+    assert result.report.path == "rejected"
+    assert "TimeoutError" in (result.report.reason or "")
+    assert result.messages == history
+
+
+def test_summary_longer_than_its_input_or_the_cap_is_rejected():
+    history = agent_history()
+    text = " ".join(f"fact{n} value{n}" for n in range(400))  # varied, so not repetitive
+    result = Compactor(LLMSummarizer(FakeModel([text])), SMALL).compact_sync(history)
+    assert result.report.path == "rejected"
+    assert "over_limit" in result.report.reason or "longer_than_input" in result.report.reason
+
+
+def test_budget_counts_tool_schemas_and_the_system_prompt():
+    history = [system(prose(8, "rule")), user(prose(12, "ask")), assistant(prose(12, "reply")),
+               user(prose(12, "next")), assistant(prose(12, "last"))]
+    policy = Policy(trigger=Trigger(chars=600), keep=Budget(chars=200))
+    compactor = Compactor(policy=policy)
+    assert not compactor.compact_sync(history).report.compacted
+    schemas = [{"type": "function", "function": {"name": "lookup", "description": "x" * 300}}]
+    assert compactor.compact_sync(history, tools=schemas).report.compacted
