@@ -14,6 +14,8 @@ from recap.summarizers import LLMSummarizer
 from tests.conftest import assistant, system, tool, user
 
 SMALL = Policy(trigger=Trigger(chars=300), keep=Budget(chars=120), summary_max=Budget(chars=400))
+
+
 def prose(n: int, topic: str = "node") -> str:
     """Varied text of about ``n`` words (real text does not repeat one phrase)."""
     return " ".join(f"{topic}{i} reported latency {i * 37 % 1000}ms" for i in range(n // 4 + 1))
@@ -59,8 +61,11 @@ def test_cut_lands_on_a_user_message_and_keeps_parallel_results_together():
     assert out[2].role == "user" and out[2] in history  # the kept tail opens a user turn
     kept_calls = [m for m in out if m.tool_calls]
     for call_message in kept_calls:
-        results = [m for m in out if m.role == "tool" and m.tool_call_id in
-                   {c.id for c in call_message.tool_calls}]
+        results = [
+            m
+            for m in out
+            if m.role == "tool" and m.tool_call_id in {c.id for c in call_message.tool_calls}
+        ]
         assert len(results) == len(call_message.tool_calls)
 
 
@@ -70,8 +75,9 @@ def test_structured_summary_and_design_a_log_lines(caplog):
     summary = result.messages[1].text
     assert "**Key findings:**" in summary and "**Investigating:**" in summary
     lines = [r.getMessage() for r in caplog.records]
-    assert any(line.startswith("[abc12345] summarizer: session=") and "removing" in line
-               for line in lines)
+    assert any(
+        line.startswith("[abc12345] summarizer: session=") and "removing" in line for line in lines
+    )
     assert any(line.startswith("[abc12345] summarizer done: -") for line in lines)
 
 
@@ -160,8 +166,13 @@ def test_summary_longer_than_its_input_or_the_cap_is_rejected():
 
 
 def test_budget_counts_tool_schemas_and_the_system_prompt():
-    history = [system(prose(8, "rule")), user(prose(12, "ask")), assistant(prose(12, "reply")),
-               user(prose(12, "next")), assistant(prose(12, "last"))]
+    history = [
+        system(prose(8, "rule")),
+        user(prose(12, "ask")),
+        assistant(prose(12, "reply")),
+        user(prose(12, "next")),
+        assistant(prose(12, "last")),
+    ]
     policy = Policy(trigger=Trigger(chars=600), keep=Budget(chars=200))
     compactor = Compactor(policy=policy)
     assert not compactor.compact_sync(history).report.compacted

@@ -13,8 +13,10 @@ def _history(turns: int) -> list:
     for n in range(turns):
         history += [
             user(f"question {n}: what happened to order ORD-{n:05d} shipped from depot D{n % 7}?"),
-            assistant(f"Order ORD-{n:05d} left depot D{n % 7} on day {n} with {n * 3} parcels. "
-                      + " ".join(f"detail{n}-{k}" for k in range(40))),
+            assistant(
+                f"Order ORD-{n:05d} left depot D{n % 7} on day {n} with {n * 3} parcels. "
+                + " ".join(f"detail{n}-{k}" for k in range(40))
+            ),
         ]
     return history
 
@@ -26,8 +28,9 @@ def _short_summary(messages):
 def test_a_span_far_larger_than_the_window_is_folded_in_chunks_without_dropping_anything():
     history = _history(120)  # ~60k chars, the model's window is 1,024 tokens
     model = FakeModel(default=_short_summary, context_window=1024)
-    policy = Policy(trigger=Trigger(chars=5_000), keep=Budget(chars=1_000),
-                    summary_max=Budget(chars=600))
+    policy = Policy(
+        trigger=Trigger(chars=5_000), keep=Budget(chars=1_000), summary_max=Budget(chars=600)
+    )
     result = Compactor(LLMSummarizer(model), policy).compact_sync(history)
 
     assert result.report.compacted, result.report.reason

@@ -44,9 +44,7 @@ def test_every_output_is_a_valid_history_that_loses_nothing(history, policy, sum
         if message.role == "system" or message.pinned:
             assert _present(message, out), f"system/pinned message {i} lost"
         elif not _present(message, out):
-            masked = any(
-                is_masked(o) and o.tool_call_id == message.tool_call_id for o in out
-            )
+            masked = any(is_masked(o) and o.tool_call_id == message.tool_call_id for o in out)
             assert first <= i <= last or masked, f"message {i} neither kept nor covered"
 
 
@@ -73,7 +71,9 @@ def test_the_summary_names_exactly_what_it_covers(history, policy):
     assert row is not None
     assert (row.first, row.last) == result.report.covered
     pinned_inside = [
-        i for i in range(row.first, row.last + 1) if history[i].pinned  # type: ignore[operator]
+        i
+        for i in range(row.first, row.last + 1)
+        if history[i].pinned  # type: ignore[operator]
     ]
     assert set(pinned_inside) <= set(row.carried)
     assert len(row.render()) <= policy.summary_max.value + 200
