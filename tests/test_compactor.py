@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from recap import Budget, Compactor, Policy, Trigger, validate_history
+from recap import Budget, Compactor, Meter, Policy, Trigger, validate_history
 from recap.chain import parse_summary_message
 from recap.llm import FakeModel
 from recap.masking import is_masked
@@ -178,3 +178,20 @@ def test_budget_counts_tool_schemas_and_the_system_prompt():
     assert not compactor.compact_sync(history).report.compacted
     schemas = [{"type": "function", "function": {"name": "lookup", "description": "x" * 300}}]
     assert compactor.compact_sync(history, tools=schemas).report.compacted
+
+
+def test_too_few_new_messages_since_the_last_summary_is_skipped():
+    policy = SMALL.model_copy(update={"min_new_messages": 100})
+    result = Compactor(policy=policy).compact_sync(agent_history())
+    assert not result.report.compacted
+    assert "fewer than 100" in (result.report.reason or "")
+
+
+def test_trigger_all_needs_every_threshold():
+    history = agent_history()
+    size = Meter().messages(history)
+    both = Trigger(chars=size.chars - 1, messages=size.messages + 5, mode="all")
+    either = both.model_copy(update={"mode": "any"})
+    assert not both.fires(size) and either.fires(size)
+    result = Compactor(policy=Policy(trigger=both, keep=Budget(messages=5))).compact_sync(history)
+    assert result.report.reason == "under the trigger threshold"
