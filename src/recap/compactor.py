@@ -181,16 +181,19 @@ class Compactor:
     ) -> tuple[Fold, Chain]:
         """Run the strategy and validate its answer; returns the fold and the new chain."""
         latest = chain.latest
-        update = latest is not None and self.policy.update_below.allows(
-            self.meter.text(latest.render())
+        base = (  # the row to update cumulatively, or None for a new row
+            latest
+            if latest is not None
+            and self.policy.update_below.allows(self.meter.text(latest.render()))
+            else None
         )
         instructions = merge_instructions(
-            latest.instructions if update and latest else (), standing_instructions(folded)
+            base.instructions if base else (), standing_instructions(folded)
         )
         cap = self.policy.summary_max
         max_chars = cap.value if cap.unit == "chars" else cap.value * 4
         max_chars -= sum(len(i) + 3 for i in instructions)
-        previous = latest.text if update and latest else None
+        previous = base.text if base else None
         source_chars = folded_size.chars + len(previous or "")
         max_chars = min(max_chars, source_chars - 1)  # a summary must be shorter than its input
         request = FoldRequest(folded, max_chars, previous, self.meter)
@@ -206,16 +209,16 @@ class Compactor:
             raise SummaryRejected("over_limit", f"summary exceeds {cap.value} tokens")
         row = SummaryRow(
             text=text,
-            first=latest.first if update and latest else ref(plan.fold[0]),
+            first=base.first if base else ref(plan.fold[0]),
             last=ref(plan.fold[-1]),
-            messages=len(folded) + (latest.messages if update and latest else 0),
+            messages=len(folded) + (base.messages if base else 0),
             instructions=instructions,
-            carried=tuple(ref(i) for i in plan.carried),
+            carried=(*(base.carried if base else ()), *(ref(i) for i in plan.carried)),
             strategy=self.summarizer.name,
-            source_chars=folded_size.chars + (latest.source_chars if update and latest else 0),
+            source_chars=folded_size.chars + (base.source_chars if base else 0),
         )
         return Fold(summary=text, model=fold.model, calls=fold.calls), chain.with_row(
-            row, replace_latest=update
+            row, replace_latest=base is not None
         )
 
     def _unchanged(
