@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from recap import Budget, Compactor, Meter, Policy, Trigger, validate_history
+from recap import BackendError, Budget, Compactor, Meter, Policy, Trigger, validate_history
 from recap.chain import parse_summary_message
-from recap.llm import FakeModel
+from recap.llm import Completion, FakeModel
 from recap.masking import is_masked
 from recap.summarizers import LLMSummarizer
 from tests.conftest import assistant, system, tool, user
@@ -138,29 +138,62 @@ def test_newest_turn_over_the_keep_budget_masks_older_outputs_but_stays_valid():
     ],
     ids=["empty", "error", "refusal", "template", "repetition", "runaway"],
 )
-def test_bad_model_output_leaves_history_unchanged(reply):
+def test_bad_model_output_is_asked_once_more_then_leaves_history_unchanged(reply):
     history = agent_history()
-    model = FakeModel([reply])
-    result = Compactor(LLMSummarizer(model), SMALL).compact_sync(history)
+    model = FakeModel([reply, reply])
+    result = Compactor(LLMSummarizer(model), SMALL, fallback=None).compact_sync(history)
     assert not result.report.compacted
     assert result.report.path == "rejected"
+    assert "summary rejected" in (result.report.reason or "")
     assert result.messages == history
-    assert len(model.calls) == 1
+    assert len(model.calls) == 2
+    assert result.report.model_calls == 2 and len(result.report.usage) == 2
 
 
-def test_model_failure_leaves_history_unchanged():
+def test_a_rejected_summary_is_replaced_by_a_good_second_answer():
+    history = agent_history()
+    model = FakeModel(["", "**Investigating:** payments latency; db pool exhausted."])
+    result = Compactor(LLMSummarizer(model), SMALL, fallback=None).compact_sync(history)
+    assert result.report.path == "summarized"
+    assert "db pool exhausted" in result.messages[1].text
+
+
+def test_a_cut_off_answer_is_rejected():
+    history = agent_history()
+    model = FakeModel(default=Completion("The payments service was slow", "fake", truncated=True))
+    result = Compactor(LLMSummarizer(model), SMALL, fallback=None).compact_sync(history)
+    assert result.report.path == "rejected"
+    assert "truncated" in (result.report.reason or "")
+
+
+def test_model_failure_leaves_history_unchanged_without_a_fallback():
     history = agent_history()
     model = FakeModel([TimeoutError("model timed out")])
-    result = Compactor(LLMSummarizer(model), SMALL).compact_sync(history)
+    result = Compactor(LLMSummarizer(model), SMALL, fallback=None).compact_sync(history)
     assert result.report.path == "rejected"
     assert "TimeoutError" in (result.report.reason or "")
     assert result.messages == history
 
 
+def test_model_failure_falls_back_to_extractive_by_default_and_says_why():
+    history = agent_history()
+    model = FakeModel([BackendError("server down", kind="connection")])
+    result = Compactor(LLMSummarizer(model), SMALL).compact_sync(history)
+    report = result.report
+    assert report.compacted and report.path == "fallback"
+    assert report.strategy == "extractive"
+    assert report.reason == "llm: server down"
+    assert report.usage[0].error == "server down"
+    validate_history(result.messages)
+    assert result.messages[1].text.startswith("[recap summary")
+    assert result.chain.latest is not None and result.chain.latest.strategy == "extractive"
+
+
 def test_summary_longer_than_its_input_or_the_cap_is_rejected():
     history = agent_history()
     text = " ".join(f"fact{n} value{n}" for n in range(400))  # varied, so not repetitive
-    result = Compactor(LLMSummarizer(FakeModel([text])), SMALL).compact_sync(history)
+    model = FakeModel(default=text)
+    result = Compactor(LLMSummarizer(model), SMALL, fallback=None).compact_sync(history)
     assert result.report.path == "rejected"
     assert "over_limit" in result.report.reason or "longer_than_input" in result.report.reason
 

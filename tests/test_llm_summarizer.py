@@ -55,7 +55,7 @@ def test_generation_options_follow_design_b():
 def test_a_window_too_small_for_the_prompt_is_an_error_not_a_loop():
     model = FakeModel(default=_short_summary, context_window=600)
     policy = Policy(trigger=Trigger(chars=2_000), keep=Budget(chars=500))
-    result = Compactor(LLMSummarizer(model), policy).compact_sync(_history(10))
+    result = Compactor(LLMSummarizer(model), policy, fallback=None).compact_sync(_history(10))
     assert result.report.path == "rejected"
     assert "window" in (result.report.reason or "")
     assert model.calls == []

@@ -6,8 +6,10 @@ summarizer it is given may call a model, everything else is pure.
 
 The view it returns is: system messages (unchanged, first), ONE user message
 holding the summary chain, pinned messages carried verbatim, then the recent
-turns verbatim. When anything fails — the model errors, the summary is
-rejected — the input comes back unchanged with the reason in the report.
+turns verbatim. When the strategy fails — the model errors, the summary is
+rejected — the fallback strategy (extractive by default) compacts instead and
+the report says so (path ``fallback``, with the reason); with no fallback, or
+when it fails too, the input comes back unchanged with the reason.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from typing import Any, Literal
 
 from recap.chain import Chain, Ref, SummaryRow, split_view
 from recap.counting import Meter, Size
-from recap.errors import InvalidHistoryError, SummaryRejected
+from recap.errors import BackendError, InvalidHistoryError, RecapError, SummaryRejected
 from recap.instructions import merge_instructions, standing_instructions
+from recap.llm.base import Usage
 from recap.masking import mask_tool_result
 from recap.messages import Message, validate_history
 from recap.planner import Plan, Skip, plan_compaction
@@ -32,7 +35,9 @@ from recap.summarizers.extractive import ExtractiveSummarizer
 from recap.summarizers.validation import validate_summary
 
 log = logging.getLogger("recap.compactor")
-Path = Literal["summarized", "masked", "skipped", "rejected"]
+Path = Literal["summarized", "masked", "fallback", "skipped", "rejected"]
+"""``fallback``: the configured strategy failed (see ``reason``) and the fallback compacted."""
+DEFAULT_FALLBACK = ExtractiveSummarizer()
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class Report:
     size_before: Size = field(default_factory=Size)
     size_after: Size = field(default_factory=Size)
     model_calls: int = 0
+    usage: tuple[Usage, ...] = ()
+    """Every model call of the pass: model, prompt/completion tokens, duration, error."""
     elapsed_ms: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -79,10 +86,17 @@ class Compactor:
         summarizer: Summarizer | None = None,
         policy: Policy | None = None,
         meter: Meter | None = None,
+        *,
+        fallback: Summarizer | None = DEFAULT_FALLBACK,
     ) -> None:
+        """``fallback`` compacts when ``summarizer`` fails (extractive by default); with
+        None, a failure leaves the history unchanged (Design A)."""
         self.summarizer = summarizer or ExtractiveSummarizer()
         self.policy = policy or Policy()
         self.meter = meter or Meter()
+        self.fallback = (
+            fallback if fallback is not None and fallback.name != self.summarizer.name else None
+        )
 
     def compact_sync(
         self,
@@ -111,7 +125,6 @@ class Compactor:
         """
         started = time.perf_counter()
         prefix = f"[{request_id}] " if request_id else ""
-        name = self.summarizer.name
         if not self.policy.enabled:
             return self._unchanged(messages, chain or Chain(), "skipped", "disabled", started)
         validate_history(messages)
@@ -133,26 +146,44 @@ class Compactor:
             prefix, plan.size.chars, len(folded), folded_size.chars,
             len(body) - len(folded),
         )  # fmt: skip
+        ref = _refs(body, positions)
+        usage: list[Usage] = []
+        reason = None
+        strategy = self.summarizer
         try:
-            ref = _refs(body, positions)
-            fold, new_chain = await self._fold(plan, chain, folded, folded_size, ref)
-            view = _assemble(body, plan, fold, new_chain)
-            validate_history(view)
-        except (SummaryRejected, InvalidHistoryError) as exc:
-            log.warning("%ssummarizer rejected its output, history unchanged: %s", prefix, exc)
-            return self._unchanged(messages, chain, "rejected", str(exc), started, plan.size)
-        except Exception as exc:  # a backend failure must never break the turn
-            log.warning("%ssummarizer failed, history unchanged: %r", prefix, exc, exc_info=True)
-            reason = f"summarizer failed: {type(exc).__name__}: {exc}"
-            return self._unchanged(messages, chain, "rejected", reason, started, plan.size)
+            fold, new_chain, view = await self._attempt(strategy, plan, chain, body, ref, usage)
+        except Exception as exc:
+            reason = _failure(strategy, exc)
+            if self.fallback is None:
+                log.warning("%s%s, history unchanged", prefix, reason, exc_info=_is_bug(exc))
+                return self._unchanged(
+                    messages, chain, "rejected", reason, started, plan.size, usage
+                )
+            log.warning(
+                "%s%s; compacting with the %s fallback",
+                prefix, reason, self.fallback.name, exc_info=_is_bug(exc),
+            )  # fmt: skip
+            strategy = self.fallback
+            try:
+                fold, new_chain, view = await self._attempt(strategy, plan, chain, body, ref, usage)
+            except Exception as again:
+                reason = f"{reason}; the fallback failed too: {_failure(strategy, again)}"
+                log.warning("%s%s, history unchanged", prefix, reason, exc_info=_is_bug(again))
+                return self._unchanged(
+                    messages, chain, "rejected", reason, started, plan.size, usage
+                )
 
         after = self.meter.messages(view) + self.meter.tools(tools)
         summary_chars = len(fold.summary or "")
         elapsed = (time.perf_counter() - started) * 1000
+        path: Path = (
+            "fallback" if reason else "summarized" if fold.summary is not None else "masked"
+        )
         report = Report(
             compacted=True,
-            path="summarized" if fold.summary is not None else "masked",
-            strategy=name,
+            path=path,
+            strategy=strategy.name,
+            reason=reason,
             messages_removed=len(folded) if fold.summary is not None else 0,
             chars_removed=plan.size.chars - after.chars + summary_chars,
             summary_chars=summary_chars,
@@ -162,7 +193,8 @@ class Compactor:
             masked=len(plan.masked) + sum(1 for m in fold.replacement if m.role == "tool"),
             size_before=plan.size,
             size_after=after,
-            model_calls=fold.calls,
+            model_calls=len(usage),
+            usage=tuple(usage),
             elapsed_ms=round(elapsed, 3),
         )
         log.info(
@@ -171,15 +203,33 @@ class Compactor:
         )  # fmt: skip
         return CompactionResult(view, new_chain, report)
 
-    async def _fold(
+    async def _attempt(
         self,
+        summarizer: Summarizer,
         plan: Plan,
         chain: Chain,
-        folded: Sequence[Message],
-        folded_size: Size,
+        body: Sequence[Message],
         ref: Callable[[int], Ref],
+        usage: list[Usage],
+    ) -> tuple[Fold, Chain, list[Message]]:
+        """Fold with ``summarizer`` and assemble the view; raises when anything is wrong."""
+        fold, new_chain = await self._fold(summarizer, plan, chain, body, ref, usage)
+        view = _assemble(body, plan, fold, new_chain)
+        validate_history(view)
+        return fold, new_chain, view
+
+    async def _fold(
+        self,
+        summarizer: Summarizer,
+        plan: Plan,
+        chain: Chain,
+        body: Sequence[Message],
+        ref: Callable[[int], Ref],
+        usage: list[Usage],
     ) -> tuple[Fold, Chain]:
-        """Run the strategy and validate its answer; returns the fold and the new chain."""
+        """Run ``summarizer`` and validate its answer; returns the fold and the new chain."""
+        folded = [body[i] for i in plan.fold]
+        folded_size = self.meter.messages(folded)
         latest = chain.latest
         base = (  # the row to update cumulatively, or None for a new row
             latest
@@ -196,8 +246,8 @@ class Compactor:
         previous = base.text if base else None
         source_chars = folded_size.chars + len(previous or "")
         max_chars = min(max_chars, source_chars - 1)  # a summary must be shorter than its input
-        request = FoldRequest(folded, max_chars, previous, self.meter)
-        fold = await self.summarizer.fold(request)
+        request = FoldRequest(folded, max_chars, previous, self.meter, usage)
+        fold = await summarizer.fold(request)
         if fold.summary is None:
             replacement = list(fold.replacement)
             validate_history(replacement, allow_pending=False)
@@ -214,10 +264,10 @@ class Compactor:
             messages=len(folded) + (base.messages if base else 0),
             instructions=instructions,
             carried=(*(base.carried if base else ()), *(ref(i) for i in plan.carried)),
-            strategy=self.summarizer.name,
+            strategy=summarizer.name,
             source_chars=folded_size.chars + (base.source_chars if base else 0),
         )
-        return Fold(summary=text, model=fold.model, calls=fold.calls), chain.with_row(
+        return Fold(summary=text, model=fold.model), chain.with_row(
             row, replace_latest=base is not None
         )
 
@@ -229,6 +279,7 @@ class Compactor:
         reason: str,
         started: float,
         size: Size | None = None,
+        usage: Sequence[Usage] = (),
     ) -> CompactionResult:
         elapsed = round((time.perf_counter() - started) * 1000, 3)
         size = size or Size()
@@ -239,9 +290,23 @@ class Compactor:
             reason=reason,
             size_before=size,
             size_after=size,
+            model_calls=len(usage),
+            usage=tuple(usage),
             elapsed_ms=elapsed,
         )
         return CompactionResult(list(messages), chain, report)
+
+
+def _failure(summarizer: Summarizer, exc: Exception) -> str:
+    """Why a strategy failed, in one line."""
+    if isinstance(exc, SummaryRejected | InvalidHistoryError | BackendError):
+        return f"{summarizer.name}: {exc}"
+    return f"{summarizer.name} failed: {type(exc).__name__}: {exc}"
+
+
+def _is_bug(exc: Exception) -> bool:
+    """True for failures no backend or validator explains (log them with a traceback)."""
+    return not isinstance(exc, RecapError)
 
 
 def _refs(body: Sequence[Message], positions: Sequence[int]) -> Callable[[int], Ref]:

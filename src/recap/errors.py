@@ -48,8 +48,34 @@ class SummaryRejected(RecapError):
 
 
 class BackendError(RecapError):
-    """A model backend failed to produce a completion."""
+    """A model backend failed to produce a completion.
+
+    ``kind`` says how (``timeout``, ``connection``, ``http``, ``rate_limit``,
+    ``malformed``, ``empty``, ``overflow``, ``backend``); ``retryable`` whether
+    asking again may help; ``retry_after`` the seconds the server asked to wait
+    (429 / 503 ``Retry-After``); ``status`` the HTTP status when there was one;
+    ``attempts`` how many requests were made before giving up.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "backend",
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        self.kind = kind
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+        self.attempts = 1
+        super().__init__(message)
 
 
 class ContextOverflowError(BackendError):
     """A request to a model would exceed its context window."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message, kind="overflow", status=status)

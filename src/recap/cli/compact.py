@@ -11,13 +11,16 @@ import typer
 from pydantic import ValidationError
 from rich.progress import Progress
 
+from recap.cli import logs
 from recap.cli.errors import describe, fail
 from recap.compactor import Compactor
 from recap.errors import RecapError
 from recap.inputs import expand_inputs, read_conversation
+from recap.llm import make_model
 from recap.messages import to_openai
 from recap.policy import Budget, Policy, Trigger
-from recap.summarizers import STRATEGIES, make_summarizer
+from recap.settings import LLMSettings
+from recap.summarizers import STRATEGIES, ExtractiveSummarizer, make_summarizer
 
 _Int = Annotated[int | None, typer.Option(show_default=False)]
 
@@ -31,7 +34,40 @@ def compact(
         str | None,
         typer.Option("-o", "--out", help="Output file (one input) or directory (several)"),
     ] = None,
-    strategy: Annotated[str, typer.Option(help=f"One of: {', '.join(STRATEGIES)}")] = "extractive",
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            help=f"One of: {', '.join(STRATEGIES)} (default: llm when a model is set, "
+            "else extractive)",
+            show_default=False,
+        ),
+    ] = None,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            help="Model spec: openai:MODEL, ollama:MODEL, llamacpp:PATH.gguf, "
+            "langchain:PROVIDER:MODEL (env RECAP_LLM, UTILITY_MODEL)",
+            show_default=False,
+        ),
+    ] = None,
+    llm_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Base URL of the model server (env RECAP_LLM_URL, INFERENCE_SERVICE_URL, "
+            "OLLAMA_BASE_URL, OPENAI_BASE_URL)",
+            show_default=False,
+        ),
+    ] = None,
+    temperature: Annotated[float | None, typer.Option(help="Default 0.2")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Summary tokens per call; 500")] = None,
+    llm_timeout: Annotated[float | None, typer.Option(help="Seconds per request; 60")] = None,
+    context_window: Annotated[
+        int | None, typer.Option(help="The model's window in tokens (known per backend)")
+    ] = None,
+    fallback: Annotated[
+        str | None,
+        typer.Option(help="When the model fails: extractive (default) or none (leave unchanged)"),
+    ] = None,
     threshold_chars: _Int = None,
     threshold_tokens: _Int = None,
     keep_chars: _Int = None,
@@ -41,17 +77,31 @@ def compact(
     report: Annotated[
         str | None, typer.Option(help="Write the compaction report(s) as JSON here (- for stdout)")
     ] = None,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log each pass")] = False,
 ) -> None:
     """Fold the old part of each conversation into a summary; keep recent turns verbatim.
 
     Defaults follow Design A: compact past 60,000 characters, keep 20,000.
+    When the model fails, the extractive summarizer compacts instead (a warning
+    on stderr says why); with --fallback none the history stays unchanged.
     """
+    logs.configure(verbose)
     try:
         policy = _policy(
             threshold_chars, threshold_tokens, keep_chars, keep_tokens, keep_messages,
             summary_max_chars,
         )  # fmt: skip
-        compactor = Compactor(make_summarizer(strategy), policy)
+        given: dict[str, Any] = {
+            "llm": llm, "url": llm_url, "temperature": temperature, "max_tokens": max_tokens,
+            "timeout": llm_timeout, "context_window": context_window, "fallback": fallback,
+        }  # fmt: skip
+        settings = LLMSettings(**{k: v for k, v in given.items() if v is not None})
+        model = make_model(settings)
+        summarizer = make_summarizer(
+            strategy or ("llm" if model else "extractive"), model, settings.options()
+        )
+        backup = ExtractiveSummarizer() if settings.fallback == "extractive" else None
+        compactor = Compactor(summarizer, policy, fallback=backup)
         files = expand_inputs(inputs)
     except (ValidationError, RecapError) as exc:
         fail(describe(exc))
@@ -67,7 +117,7 @@ def compact(
     with Progress(transient=True, disable=len(files) < 2) as progress:
         task = progress.add_task("compacting", total=len(files))
         for name, messages in conversations:
-            result = compactor.compact_sync(messages)
+            result = compactor.compact_sync(messages, request_id=name)
             text = json.dumps([to_openai(m) for m in result.messages], ensure_ascii=False, indent=2)
             outputs.append((_target(name, out, len(files)), text))
             reports.append({"file": name, **result.report.as_dict()})

@@ -35,6 +35,37 @@ class Completion:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     duration_ms: float = 0.0
+    attempts: int = 1
+    """Requests made to get this answer (more than 1 after retries)."""
+    truncated: bool = False
+    """The backend stopped at ``max_tokens`` (the text is cut off)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One model call as recorded in reports and usage events.
+
+    Token counts come from the backend's response; None when it gave none.
+    ``error`` is set (and the counts None) when the call failed.
+    """
+
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    duration_ms: float
+    attempts: int = 1
+    error: str | None = None
+
+    @classmethod
+    def of(cls, completion: Completion) -> Usage:
+        """The usage of a successful call."""
+        return cls(
+            completion.model,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+            round(completion.duration_ms, 3),
+            completion.attempts,
+        )
 
 
 class ChatModel(ABC):

@@ -7,8 +7,9 @@ without a model::
     ...
     assert len(model.calls) == 2
 
-A reply may be a string, an exception (raised), or a function of the request
-messages returning a string. When the queue is empty, ``default`` answers (or
+A reply may be a string, a :class:`~recap.llm.base.Completion` (to script
+usage figures or a cut-off answer), an exception (raised), or a function of
+the request messages returning a string. When the queue is empty, ``default`` answers (or
 :class:`~recap.errors.BackendError` is raised). A request larger than
 ``context_window`` raises :class:`~recap.errors.ContextOverflowError`, as a
 real server would reject it.
@@ -24,7 +25,7 @@ from recap.counting import approx_tokens
 from recap.errors import BackendError, ContextOverflowError
 from recap.llm.base import ChatModel, ChatTurn, Completion, ModelOptions
 
-Reply = str | BaseException | Callable[[Sequence[ChatTurn]], str]
+Reply = str | Completion | BaseException | Callable[[Sequence[ChatTurn]], str]
 
 
 @dataclass(frozen=True)
@@ -67,5 +68,7 @@ class FakeModel(ChatModel):
             raise BackendError(f"{self.name}: no scripted reply left for call {len(self.calls)}")
         if isinstance(reply, BaseException):
             raise reply
+        if isinstance(reply, Completion):
+            return reply
         text = reply if isinstance(reply, str) else reply(messages)
         return Completion(text, self.name, prompt_tokens, approx_tokens(text))

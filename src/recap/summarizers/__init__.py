@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from recap.errors import ConfigurationError
-from recap.llm.base import ChatModel
+from recap.llm.base import ChatModel, ModelOptions
 from recap.summarizers.base import Fold, FoldRequest, Summarizer
 from recap.summarizers.extractive import ExtractiveSummarizer
 from recap.summarizers.llm import LLMSummarizer, Prompts
@@ -24,8 +24,10 @@ __all__ = [
 ]
 
 
-def make_summarizer(strategy: str, model: ChatModel | None = None) -> Summarizer:
-    """The strategy called ``strategy``; ``llm`` needs a ``model``."""
+def make_summarizer(
+    strategy: str, model: ChatModel | None = None, options: ModelOptions | None = None
+) -> Summarizer:
+    """The strategy called ``strategy``; ``llm`` needs a ``model`` (and takes ``options``)."""
     if strategy == "extractive":
         return ExtractiveSummarizer()
     if strategy == "mask":
@@ -33,9 +35,10 @@ def make_summarizer(strategy: str, model: ChatModel | None = None) -> Summarizer
     if strategy == "llm":
         if model is None:
             raise ConfigurationError(
-                "the llm strategy needs a model; pass one, or use --strategy extractive"
+                "the llm strategy needs a model: give --llm PROVIDER:MODEL (or set RECAP_LLM), "
+                "or use --strategy extractive"
             )
-        return LLMSummarizer(model)
+        return LLMSummarizer(model, options=options)
     raise ConfigurationError(
         f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}"
     )

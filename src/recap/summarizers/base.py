@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from recap.counting import Meter
+from recap.llm.base import Usage
 from recap.messages import Message
 
 Style = Literal["agent", "chat"]
@@ -29,6 +30,8 @@ class FoldRequest:
     previous: str | None = None
     """The latest summary's text, to update cumulatively (Design B), or None."""
     meter: Meter = field(default_factory=Meter)
+    usage: list[Usage] = field(default_factory=list)
+    """Where a strategy records each model call it makes (failed ones included)."""
 
     @property
     def style(self) -> Style:
@@ -44,8 +47,6 @@ class Fold:
     summary: str | None = None
     replacement: tuple[Message, ...] = ()
     model: str | None = None
-    calls: int = 0
-    """Model calls made (0 for strategies that need no model)."""
 
 
 class Summarizer(ABC):

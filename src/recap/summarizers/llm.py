@@ -4,8 +4,10 @@ The span is never truncated to fit the model. It is cut into chunks that each
 fit the model's window together with the prompt, the running summary and the
 completion; the first chunk gets the *fresh* prompt, every later one the
 *cumulative* prompt (previous summary + new exchanges, Design B). Every
-intermediate summary is validated, so a bad answer stops the fold at once.
-The number of calls is bounded by the number of chunks: it never loops.
+intermediate summary is validated; a rejected or cut-off answer is asked for
+once more (sampling may do better), then stops the fold. The number of calls
+is bounded by twice the number of chunks: it never loops. Every call, failed
+ones included, is recorded in ``request.usage``.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from recap.counting import Meter
-from recap.errors import ContextOverflowError
-from recap.llm.base import ChatModel, ModelOptions
+from recap.errors import BackendError, ContextOverflowError, SummaryRejected
+from recap.llm.base import ChatModel, Completion, ModelOptions, Usage
 from recap.summarizers.base import Fold, FoldRequest, Style, Summarizer, transcript_lines
 from recap.summarizers.validation import validate_summary
 
@@ -58,6 +60,8 @@ filler; keep names, numbers, dates and identifiers exactly. At most {max_chars} 
 
 MIN_ROOM = 64
 """Fewest transcript tokens worth a request; fewer means the window is too small."""
+WINDOW_SHARE = 0.9
+"""Share of the model's window planned for: token counts are estimates, keep a margin."""
 
 
 class Prompts(BaseModel):
@@ -87,17 +91,18 @@ class LLMSummarizer(Summarizer):
         prompts: Prompts | None = None,
         options: ModelOptions | None = None,
         meter: Meter | None = None,
+        rejected_retries: int = 1,
     ) -> None:
         self.model = model
         self.prompts = prompts or Prompts()
         self.options = options or ModelOptions()
         self.meter = meter or Meter()
+        self.rejected_retries = rejected_retries
 
     async def fold(self, request: FoldRequest) -> Fold:
         """Fold the span chunk by chunk (see the module docstring)."""
         pending = [line for m in request.messages for line in transcript_lines(m)]
         summary = request.previous
-        calls = 0
         while pending:
             template = self.prompts.cumulative if summary else self.prompts.first(request.style)
             room = self._room(template, summary, request.max_chars)
@@ -105,22 +110,34 @@ class LLMSummarizer(Summarizer):
             prompt = template.format(
                 transcript=chunk, previous=summary or "", max_chars=request.max_chars
             )
+            for retry in range(self.rejected_retries + 1):
+                completion = await self._call(prompt, request.usage)
+                try:
+                    summary = _accept(completion, len(chunk) + len(summary or ""), request)
+                    break
+                except SummaryRejected:
+                    if retry == self.rejected_retries:
+                        raise
+        return Fold(summary=summary, model=self.model.name)
+
+    async def _call(self, prompt: str, usage: list[Usage]) -> Completion:
+        """One request to the model, recorded in ``usage`` whether it succeeds or not."""
+        try:
             completion = await self.model.execute(
                 [{"role": "user", "content": prompt}], self.options
             )
-            calls += 1
-            summary = validate_summary(
-                completion.text,
-                source_chars=len(chunk) + len(summary or ""),
-                max_chars=request.max_chars,
-            )
-        return Fold(summary=summary, model=self.model.name, calls=calls)
+        except BackendError as exc:
+            usage.append(Usage(self.model.name, None, None, 0.0, exc.attempts, str(exc)))
+            raise
+        usage.append(Usage.of(completion))
+        return completion
 
     def _room(self, template: str, summary: str | None, max_chars: int) -> int:
         """Tokens left for transcript in one request; raises when too few are left."""
         fixed = template.format(transcript="", previous=summary or "", max_chars=max_chars)
         used = self.meter.text(fixed).tokens + self.meter.message_overhead_tokens
-        room = self.model.context_window - self.options.max_tokens - used
+        window = int(self.model.context_window * WINDOW_SHARE)
+        room = window - self.options.max_tokens - used
         if room < MIN_ROOM:
             raise ContextOverflowError(
                 f"{self.model.name}'s window ({self.model.context_window} tokens) leaves "
@@ -128,6 +145,15 @@ class LLMSummarizer(Summarizer):
                 "smaller summary_max"
             )
         return room
+
+
+def _accept(completion: Completion, source_chars: int, request: FoldRequest) -> str:
+    """The validated summary text of ``completion``."""
+    if completion.truncated:
+        raise SummaryRejected(
+            "truncated", "the model stopped at max_tokens; the summary is cut off"
+        )
+    return validate_summary(completion.text, source_chars=source_chars, max_chars=request.max_chars)
 
 
 def _take(pending: Sequence[str], room: int, meter: Meter) -> tuple[str, list[str]]:

@@ -4,7 +4,7 @@ A rejected summary raises :class:`~recap.errors.SummaryRejected` with a short
 reason code; the compactor then leaves the history unchanged.
 
 Reason codes: ``empty``, ``error_text``, ``template_tokens``, ``repetition``,
-``longer_than_input``, ``over_limit``.
+``longer_than_input``, ``over_limit``; the llm strategy adds ``truncated``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,22 @@
+"""How the CLI shows the engine's log lines: on stderr, ``recap: warning: …``."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+
+def configure(verbose: bool) -> None:
+    """Warnings (retries, fallbacks, rejected summaries) always; info lines with ``verbose``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Formatter("recap: %(levelname)s: %(message)s"))
+    root = logging.getLogger("recap")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    root.propagate = False
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        record.levelname = record.levelname.lower()
+        return super().format(record)
