@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,23 @@ def load_data(name: str) -> Any:
     if path.suffix == ".jsonl":
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return json.loads(path.read_text())
+
+
+CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("RECAP_LLM", "OPENAI_"))}
+
+
+def recap(
+    *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the ``recap`` CLI in a real process (no model configured unless ``env`` says so)."""
+    return subprocess.run(
+        [sys.executable, "-m", "recap", *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**CLEAN_ENV, **(env or {})},
+    )
 
 
 def user(text: str, **kw: Any) -> Message:

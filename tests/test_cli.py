@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA, ROOT
+from tests.conftest import DATA, ROOT, recap
 
 EXAMPLE = ROOT / "examples" / "incident_session.json"
 SMALL = ["--threshold-chars", "12000", "--keep-chars", "4000"]
-
-
-def recap(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "recap", *args],
-        input=stdin.decode() if stdin is not None else None,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_compact_writes_history_and_report(tmp_path: Path):

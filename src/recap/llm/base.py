@@ -78,3 +78,8 @@ class ChatModel(ABC):
     @abstractmethod
     async def execute(self, messages: Sequence[ChatTurn], options: ModelOptions) -> Completion:
         """Generate one completion for ``messages``."""
+
+    async def count_tokens(self, messages: Sequence[ChatTurn]) -> int | None:
+        """The prompt's size in the model's own tokens, or None when the backend cannot tell
+        (then recap's estimate, with a margin, plans the request)."""
+        return None

@@ -18,6 +18,9 @@ from typing import Any
 from recap.errors import BackendError, ConfigurationError, ContextOverflowError
 from recap.llm.base import ChatModel, ChatTurn, Completion, ModelOptions
 
+TEMPLATE_ALLOWANCE = 64
+"""Tokens reserved for what the chat template adds (role markers, a default system prompt)."""
+
 
 class LlamaCppModel(ChatModel):
     """A GGUF model run by llama.cpp inside this process."""
@@ -46,6 +49,17 @@ class LlamaCppModel(ChatModel):
     async def execute(self, messages: Sequence[ChatTurn], options: ModelOptions) -> Completion:
         """Generate in a worker thread (see the module docstring)."""
         return await asyncio.to_thread(self._generate, list(messages), options)
+
+    async def count_tokens(self, messages: Sequence[ChatTurn]) -> int | None:
+        """The contents' size in this model's tokens, plus room for its chat template."""
+        return await asyncio.to_thread(self._count, list(messages))
+
+    def _count(self, messages: list[ChatTurn]) -> int:
+        with self._lock:
+            llama = self._load()
+            return TEMPLATE_ALLOWANCE + sum(
+                len(llama.tokenize(m["content"].encode(), add_bos=False)) + 4 for m in messages
+            )
 
     def _generate(self, messages: list[ChatTurn], options: ModelOptions) -> Completion:
         with self._lock:

@@ -63,6 +63,10 @@ class Retrying(ChatModel):
         self.name = model.name
         self.context_window = model.context_window
 
+    async def count_tokens(self, messages: Sequence[ChatTurn]) -> int | None:
+        """The wrapped model's count."""
+        return await self.model.count_tokens(messages)
+
     async def execute(self, messages: Sequence[ChatTurn], options: ModelOptions) -> Completion:
         """Ask ``model``, retrying what a retry can help (see the module docstring)."""
         started = time.perf_counter()

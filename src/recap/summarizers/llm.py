@@ -106,14 +106,21 @@ class LLMSummarizer(Summarizer):
         while pending:
             template = self.prompts.cumulative if summary else self.prompts.first(request.style)
             room = self._room(template, summary, request.max_chars)
-            chunk, pending = _take(pending, room, self.meter)
-            prompt = template.format(
-                transcript=chunk, previous=summary or "", max_chars=request.max_chars
-            )
+            while True:  # shrink the chunk until the model's own count says it fits
+                chunk, rest = _take(pending, room, self.meter)
+                prompt = template.format(
+                    transcript=chunk, previous=summary or "", max_chars=request.max_chars
+                )
+                exact = await self.model.count_tokens([{"role": "user", "content": prompt}])
+                limit = self.model.context_window - self.options.max_tokens
+                if exact is None or exact <= limit:
+                    break
+                room = self._checked(room * limit // exact - 8, exact)
+            pending = rest
             for retry in range(self.rejected_retries + 1):
                 completion = await self._call(prompt, request.usage)
                 try:
-                    summary = _accept(completion, len(chunk) + len(summary or ""), request)
+                    summary = _accept(completion, chunk, summary, request.max_chars)
                     break
                 except SummaryRejected:
                     if retry == self.rejected_retries:
@@ -137,30 +144,40 @@ class LLMSummarizer(Summarizer):
         fixed = template.format(transcript="", previous=summary or "", max_chars=max_chars)
         used = self.meter.text(fixed).tokens + self.meter.message_overhead_tokens
         window = int(self.model.context_window * WINDOW_SHARE)
-        room = window - self.options.max_tokens - used
-        if room < MIN_ROOM:
-            raise ContextOverflowError(
-                f"{self.model.name}'s window ({self.model.context_window} tokens) leaves "
-                f"{room} tokens for the transcript; use a model with a larger window or a "
-                "smaller summary_max"
-            )
-        return room
+        return self._checked(window - self.options.max_tokens - used)
+
+    def _checked(self, room: int, prompt_tokens: int | None = None) -> int:
+        """``room``, or :class:`ContextOverflowError` when it is too small to be worth a call."""
+        if room >= MIN_ROOM:
+            return room
+        measured = f" (a prompt measured {prompt_tokens} tokens)" if prompt_tokens else ""
+        raise ContextOverflowError(
+            f"{self.model.name}'s window ({self.model.context_window} tokens) leaves "
+            f"{room} tokens for the transcript{measured}; use a model with a larger window "
+            "or a smaller summary_max / max_tokens"
+        )
 
 
-def _accept(completion: Completion, source_chars: int, request: FoldRequest) -> str:
-    """The validated summary text of ``completion``."""
+def _accept(completion: Completion, chunk: str, previous: str | None, max_chars: int) -> str:
+    """The validated summary text of ``completion`` for ``chunk`` (and ``previous``)."""
+    text = validate_summary(
+        completion.text,
+        source_chars=len(chunk) + len(previous or ""),
+        max_chars=max_chars,
+        source=chunk,
+    )
     if completion.truncated:
         raise SummaryRejected(
             "truncated", "the model stopped at max_tokens; the summary is cut off"
         )
-    return validate_summary(completion.text, source_chars=source_chars, max_chars=request.max_chars)
+    return text
 
 
 def _take(pending: Sequence[str], room: int, meter: Meter) -> tuple[str, list[str]]:
     """The next chunk of at most ``room`` tokens, and the lines left after it.
 
-    A line larger than the room is split (never truncated), so every chunk
-    consumes input and the fold always ends.
+    A line that does not fit is split to fill the chunk (never truncated), so
+    chunks are full and every chunk consumes input: the fold always ends.
     """
     chunk: list[str] = []
     used = 0
@@ -170,10 +187,10 @@ def _take(pending: Sequence[str], room: int, meter: Meter) -> tuple[str, list[st
             chunk.append(line)
             used += cost
             continue
-        if chunk:
+        if chunk and room - used < MIN_ROOM:
             return "\n".join(chunk), list(pending[n:])
-        head, tail = _split_to_fit(line, room, meter)
-        return head, [tail, *pending[n + 1 :]]
+        head, tail = _split_to_fit(line, room - used, meter)
+        return "\n".join([*chunk, head]), [tail, *pending[n + 1 :]]
     return "\n".join(chunk), []
 
 

@@ -4,6 +4,7 @@ A rejected summary raises :class:`~recap.errors.SummaryRejected` with a short
 reason code; the compactor then leaves the history unchanged.
 
 Reason codes: ``empty``, ``error_text``, ``template_tokens``, ``repetition``,
+``echo`` (mostly lines copied from the input, when the input is given),
 ``longer_than_input``, ``over_limit``; the llm strategy adds ``truncated``.
 """
 
@@ -44,8 +45,13 @@ _ERROR_OPENINGS = re.compile(
 )
 
 
-def validate_summary(text: str | None, *, source_chars: int, max_chars: int) -> str:
-    """Return the stripped summary, or raise :class:`SummaryRejected` saying why."""
+def validate_summary(
+    text: str | None, *, source_chars: int, max_chars: int, source: str | None = None
+) -> str:
+    """Return the stripped summary, or raise :class:`SummaryRejected` saying why.
+
+    ``source``, the text a model was asked to summarize, enables the ``echo`` check.
+    """
     summary = (text or "").strip()
     if not summary:
         raise SummaryRejected("empty", "the summarizer returned no text")
@@ -56,6 +62,8 @@ def validate_summary(text: str | None, *, source_chars: int, max_chars: int) -> 
         raise SummaryRejected("template_tokens", f"chat template tokens leaked: {leaked[0]}")
     if _is_repetitive(summary):
         raise SummaryRejected("repetition", "the text repeats itself (runaway generation)")
+    if source is not None and _is_echo(summary, source):
+        raise SummaryRejected("echo", "the text mostly copies lines of its input")
     if len(summary) >= source_chars:
         raise SummaryRejected(
             "longer_than_input",
@@ -82,3 +90,10 @@ def _is_repetitive(text: str) -> bool:
             return True
     raw = text.encode()
     return len(raw) >= 400 and len(zlib.compress(raw)) / len(raw) < 0.12
+
+
+def _is_echo(text: str, source: str) -> bool:
+    """Most of the text is long lines found verbatim in ``source`` (a model echoing its input)."""
+    lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= 30]
+    copied = sum(len(line) for line in lines if line in source)
+    return len(lines) >= 3 and copied >= 0.8 * len(text)

@@ -1,0 +1,197 @@
+"""A real HTTP model server on loopback for the backend tests.
+
+It speaks OpenAI's ``POST /v1/chat/completions`` and Ollama's ``POST /api/chat``,
+records every request, and answers from a script of behaviours: a reply, an
+HTTP error status, a hang, a connection dropped mid-response, or garbage.
+When the script is empty it answers ``default``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A successful answer in the protocol of the requested path."""
+
+    text: str
+    prompt_tokens: int = 321
+    completion_tokens: int = 45
+    finish: str = "stop"
+
+
+@dataclass(frozen=True)
+class Status:
+    """An HTTP error status with a JSON (or raw) body and headers."""
+
+    code: int
+    body: Any = field(default_factory=lambda: {"error": {"message": "failure"}})
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Accept the request and answer nothing for ``seconds``."""
+
+    seconds: float = 30.0
+
+
+@dataclass(frozen=True)
+class Die:
+    """Send the headers and half a body, then close the connection."""
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """A 200 answer whose body is not JSON."""
+
+    body: bytes = b"<html>proxy error</html>"
+
+
+Behaviour = Reply | Status | Hang | Die | Garbage
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class ModelServer:
+    """See the module docstring. Use as a context manager or call start/stop."""
+
+    def __init__(self, default: Behaviour | None = None) -> None:
+        self.script: deque[Behaviour] = deque()
+        self.default: Behaviour = default or Reply("The user asked about the outage.")
+        self.requests: list[Request] = []
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+
+    def __enter__(self) -> ModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def then(self, *behaviours: Behaviour) -> ModelServer:
+        """Queue behaviours for the next requests, in order."""
+        self.script.extend(behaviours)
+        return self
+
+    def start(self) -> ModelServer:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def next_behaviour(self) -> Behaviour:
+        return self.script.popleft() if self.script else self.default
+
+
+def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode(errors="replace")
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            server.requests.append(Request(self.path, headers, body))
+            behaviour = server.next_behaviour()
+            if isinstance(behaviour, Hang):
+                server._stopping.wait(behaviour.seconds)
+                self.close_connection = True
+                return
+            if isinstance(behaviour, Die):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "4096")
+                self.end_headers()
+                self.wfile.write(b'{"choices": [{"message": {"content": "The us')
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            if isinstance(behaviour, Garbage):
+                self._send(200, behaviour.body, (("Content-Type", "text/html"),))
+            elif isinstance(behaviour, Status):
+                payload = behaviour.body
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self._send(behaviour.code, data, behaviour.headers)
+            elif self.path.endswith("/chat/completions"):
+                self._send(200, json.dumps(_openai(body, behaviour)).encode())
+            elif self.path == "/api/chat":
+                self._send(200, json.dumps(_ollama(body, behaviour)).encode())
+            else:
+                self._send(404, b'{"error": "no such endpoint"}')
+
+        def _send(self, code: int, data: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
+            self.send_response(code)
+            names = {name.lower() for name, _ in headers}
+            if "content-type" not in names:
+                self.send_header("Content-Type", "application/json")
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def _openai(request: Any, reply: Reply) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": request.get("model", "?"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.text},
+                "finish_reason": reply.finish,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }
+
+
+def _ollama(request: Any, reply: Reply) -> dict[str, Any]:
+    return {
+        "model": request.get("model", "?"),
+        "created_at": "2026-11-30T00:00:00Z",
+        "message": {"role": "assistant", "content": reply.text},
+        "done": True,
+        "done_reason": "length" if reply.finish == "length" else "stop",
+        "prompt_eval_count": reply.prompt_tokens,
+        "eval_count": reply.completion_tokens,
+    }
