@@ -6,16 +6,21 @@ DATA   ?= ../shared/data
 
 .PHONY: setup run test lint format eval clean
 
-setup: $(VENV)/.installed
+## setup: the venv with recap and its development tools (builds llama-cpp-python once)
+setup: $(VENV)/.dev
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.core
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
 ## run: compact the bundled example session on the embedded defaults (no model needed)
-run: setup
+run: $(VENV)/.core
 	$(BIN)/recap compact examples/incident_session.json --threshold-chars 12000 --keep-chars 4000 \
 		-o out/incident_compacted.json --report -
 	@echo "compacted history written to out/incident_compacted.json"
