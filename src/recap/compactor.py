@@ -148,10 +148,18 @@ class Compactor:
         )  # fmt: skip
         ref = _refs(body, positions)
         usage: list[Usage] = []
+
+        async def attempt(summarizer: Summarizer) -> tuple[Fold, Chain, list[Message]]:
+            """Fold with ``summarizer`` and assemble the view; raises when anything is wrong."""
+            fold, new_chain = await self._fold(summarizer, plan, chain, body, ref, usage)
+            view = _assemble(body, plan, fold, new_chain)
+            validate_history(view)
+            return fold, new_chain, view
+
         reason = None
         strategy = self.summarizer
         try:
-            fold, new_chain, view = await self._attempt(strategy, plan, chain, body, ref, usage)
+            fold, new_chain, view = await attempt(strategy)
         except Exception as exc:
             reason = _failure(strategy, exc)
             if self.fallback is None:
@@ -165,7 +173,7 @@ class Compactor:
             )  # fmt: skip
             strategy = self.fallback
             try:
-                fold, new_chain, view = await self._attempt(strategy, plan, chain, body, ref, usage)
+                fold, new_chain, view = await attempt(strategy)
             except Exception as again:
                 reason = f"{reason}; the fallback failed too: {_failure(strategy, again)}"
                 log.warning("%s%s, history unchanged", prefix, reason, exc_info=_is_bug(again))
@@ -202,21 +210,6 @@ class Compactor:
             prefix, report.chars_removed, summary_chars, elapsed,
         )  # fmt: skip
         return CompactionResult(view, new_chain, report)
-
-    async def _attempt(
-        self,
-        summarizer: Summarizer,
-        plan: Plan,
-        chain: Chain,
-        body: Sequence[Message],
-        ref: Callable[[int], Ref],
-        usage: list[Usage],
-    ) -> tuple[Fold, Chain, list[Message]]:
-        """Fold with ``summarizer`` and assemble the view; raises when anything is wrong."""
-        fold, new_chain = await self._fold(summarizer, plan, chain, body, ref, usage)
-        view = _assemble(body, plan, fold, new_chain)
-        validate_history(view)
-        return fold, new_chain, view
 
     async def _fold(
         self,

@@ -27,17 +27,24 @@ class HTTPChatModel(ChatModel):
     """A chat model reached over HTTP with JSON bodies."""
 
     path: str = ""
+    default_url: str = ""
+    default_timeout: float = 60.0
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str,
-        timeout: float = 60.0,
-        context_window: int = 8192,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        context_window: int | None = None,
         headers: Mapping[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
     ) -> None:
+        """``base_url``, ``timeout`` and ``context_window`` default per backend (8192 tokens
+        where the model's window is not known)."""
+        base_url = base_url or self.default_url
+        timeout = timeout or self.default_timeout
+        context_window = context_window or self.known_window(model) or 8192
         if not model:
             raise ConfigurationError("a model name is needed, e.g. ollama:qwen2.5:3b")
         if not base_url.startswith(("http://", "https://")):
@@ -51,6 +58,10 @@ class HTTPChatModel(ChatModel):
         self.context_window = context_window
         self.headers = dict(headers or {})
         self.client = client
+
+    def known_window(self, model: str) -> int | None:
+        """The context window of a well-known model name, or None."""
+        return None
 
     @property
     def url(self) -> str:

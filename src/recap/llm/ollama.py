@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-
 from recap.llm.base import ChatTurn, Completion, ModelOptions
 from recap.llm.http import HTTPChatModel
 
@@ -22,23 +20,8 @@ class OllamaModel(HTTPChatModel):
     """``POST {base_url}/api/chat`` with ``stream: false``."""
 
     path = "/api/chat"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str = OLLAMA_URL,
-        timeout: float = 120.0,
-        context_window: int | None = None,
-        client: httpx.AsyncClient | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            timeout=timeout,
-            context_window=context_window or 8192,
-            client=client,
-        )
+    default_url = OLLAMA_URL
+    default_timeout = 120.0
 
     def payload(self, messages: Sequence[ChatTurn], options: ModelOptions) -> dict[str, Any]:
         """Model, messages, and temperature / num_predict / num_ctx as options."""

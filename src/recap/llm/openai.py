@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-
 from recap.errors import ConfigurationError
 from recap.llm.base import ChatTurn, Completion, ModelOptions
 from recap.llm.http import HTTPChatModel
@@ -26,42 +24,36 @@ KNOWN_WINDOWS = {
 """Context windows of well-known models, matched by prefix (longest first)."""
 
 
-def known_window(model: str) -> int | None:
-    """The context window of a well-known model name, or None."""
-    for prefix in sorted(KNOWN_WINDOWS, key=len, reverse=True):
-        if model.startswith(prefix):
-            return KNOWN_WINDOWS[prefix]
-    return None
-
-
 class OpenAIModel(HTTPChatModel):
     """``POST {base_url}/chat/completions`` with a bearer key when one is given."""
 
     path = "/chat/completions"
+    default_url = OPENAI_URL
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str = OPENAI_URL,
         api_key: str | None = None,
-        timeout: float = 60.0,
-        context_window: int | None = None,
-        client: httpx.AsyncClient | None = None,
+        base_url: str | None = None,
+        **options: Any,
     ) -> None:
-        if api_key is None and base_url.rstrip("/") == OPENAI_URL:
+        """``api_key`` is sent as a bearer token; the OpenAI API itself requires one.
+        ``options`` are :class:`HTTPChatModel`'s (timeout, context_window, client)."""
+        if api_key is None and (base_url or OPENAI_URL).rstrip("/") == OPENAI_URL:
             raise ConfigurationError(
                 "the OpenAI API needs a key: set OPENAI_API_KEY (or RECAP_LLM_API_KEY), "
                 "or give --llm-url for a server that needs none"
             )
-        super().__init__(
-            model,
-            base_url=base_url,
-            timeout=timeout,
-            context_window=context_window or known_window(model) or 8192,
-            headers={"Authorization": f"Bearer {api_key}"} if api_key else None,
-            client=client,
-        )
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        super().__init__(model, base_url=base_url, headers=headers, **options)
+
+    def known_window(self, model: str) -> int | None:
+        """The window of a well-known OpenAI model (``KNOWN_WINDOWS``, longest prefix first)."""
+        for prefix in sorted(KNOWN_WINDOWS, key=len, reverse=True):
+            if model.startswith(prefix):
+                return KNOWN_WINDOWS[prefix]
+        return None
 
     def payload(self, messages: Sequence[ChatTurn], options: ModelOptions) -> dict[str, Any]:
         """Model, messages, temperature and max_tokens; nothing streamed."""
