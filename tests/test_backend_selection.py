@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from langchain_core.messages import AIMessage
 
 from recap import Budget, Compactor, ConfigurationError, Policy, Trigger
+from recap.integrations.scripted import ScriptedChatModel
 from recap.llm import LangChainModel, ModelOptions, OllamaModel, OpenAIModel, Retrying, make_model
 from recap.llm.spec import ModelSpec, parse_spec
 from recap.settings import LLMSettings
@@ -92,29 +88,6 @@ def test_bad_settings_values_are_rejected(monkeypatch: pytest.MonkeyPatch):
         LLMSettings()
 
 
-class ScriptedChatModel(BaseChatModel):
-    """A LangChain chat model with scripted replies that records what it was sent."""
-
-    replies: list[Any]
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        self.received.append(messages)
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        message = AIMessage(
-            content=reply,
-            usage_metadata={"input_tokens": 812, "output_tokens": 40, "total_tokens": 852},
-            response_metadata={"finish_reason": "stop"},
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-
 def _history() -> list:
     history = []
     for n in range(10):
@@ -127,12 +100,14 @@ POLICY = Policy(trigger=Trigger(chars=2_000), keep=Budget(chars=500))
 
 
 async def test_a_langchain_model_writes_the_summary_and_reports_usage():
-    chat = ScriptedChatModel(replies=["The user asked ten times to check ledger totals."])
+    usage = {"input_tokens": 812, "output_tokens": 40, "total_tokens": 852}
+    reply = AIMessage("The user asked ten times to check ledger totals.", usage_metadata=usage)
+    chat = ScriptedChatModel(replies=[reply])
     model = LangChainModel(chat, context_window=4096)
     completion = await model.execute([{"role": "user", "content": "hi"}], ModelOptions())
     assert completion.text.startswith("The user asked")
     assert (completion.prompt_tokens, completion.completion_tokens) == (812, 40)
-    assert chat.received[0][0].type == "human" and chat.received[0][0].content == "hi"
+    assert chat.calls[0][0].type == "human" and chat.calls[0][0].content == "hi"
 
 
 def test_a_failing_langchain_model_falls_back():
@@ -147,7 +122,7 @@ def test_a_langchain_model_compacts_a_history():
     result = Compactor(LLMSummarizer(LangChainModel(chat)), POLICY).compact_sync(_history())
     assert result.report.path == "summarized"
     assert "ledger totals" in result.messages[0].text
-    assert result.report.usage[0].prompt_tokens == 812
+    assert result.report.usage[0].prompt_tokens == len(chat.calls[0][0].content) // 4
 
 
 def test_something_else_is_not_a_langchain_model():

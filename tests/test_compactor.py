@@ -228,3 +228,27 @@ def test_trigger_all_needs_every_threshold():
     assert not both.fires(size) and either.fires(size)
     result = Compactor(policy=Policy(trigger=both, keep=Budget(messages=5))).compact_sync(history)
     assert result.report.reason == "under the trigger threshold"
+
+
+def test_a_session_compacted_turn_by_turn_stays_bounded():
+    """However long the session, the summary the model reads stays under two caps:
+    rows are merged into one cumulative update once the chain reaches summary_max."""
+    policy = Policy(
+        trigger=Trigger(chars=6_000),
+        keep=Budget(chars=2_000),
+        summary_max=Budget(chars=1_500),
+        update_below=Budget(tokens=100),  # rows fill past it: new rows start
+    )
+    compactor = Compactor(policy=policy)
+    view = [system("You investigate incidents.")]
+    for n in range(40):
+        view += [user(f"turn {n}: " + prose(40, f"svc{n}")), assistant(prose(80, f"host{n}"))]
+        view = compactor.compact_sync(view).messages
+        validate_history(view)
+        summary = [m for m in view if m.text.startswith("[recap summary")]
+        assert len(summary) <= 1
+        if summary:
+            assert len(summary[0].text) <= 2 * 1_500 + 400  # two caps and the row headers
+        assert Meter().messages(view).chars <= 6_000 + 3_500
+    chain = parse_summary_message(view[1])
+    assert chain is not None and chain.rows[0].first == 1  # still covers the whole record

@@ -64,9 +64,26 @@ class Chain:
         """The newest row, if any."""
         return self.rows[-1] if self.rows else None
 
-    def with_row(self, row: SummaryRow, *, replace_latest: bool) -> Chain:
-        """A chain with ``row`` appended, or standing in for the latest row."""
-        kept = self.rows[:-1] if replace_latest else self.rows
+    def merged(self, count: int) -> SummaryRow:
+        """The last ``count`` rows as one row (texts joined), to be updated cumulatively."""
+        rows = self.rows[-count:]
+        instructions: list[str] = []
+        for r in rows:
+            instructions += [i for i in r.instructions if i not in instructions]
+        return SummaryRow(
+            text="\n\n".join(r.text for r in rows),
+            first=rows[0].first,
+            last=rows[-1].last,
+            messages=sum(r.messages for r in rows),
+            instructions=tuple(instructions),
+            carried=tuple(c for r in rows for c in r.carried),
+            strategy=rows[-1].strategy,
+            source_chars=sum(r.source_chars for r in rows),
+        )
+
+    def with_row(self, row: SummaryRow, *, replaces: int = 0) -> Chain:
+        """The chain with ``row`` appended in place of its last ``replaces`` rows."""
+        kept = self.rows[: len(self.rows) - replaces]
         return replace(self, rows=(*kept, row))
 
     def message(self) -> Message | None:

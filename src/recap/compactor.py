@@ -223,13 +223,8 @@ class Compactor:
         """Run ``summarizer`` and validate its answer; returns the fold and the new chain."""
         folded = [body[i] for i in plan.fold]
         folded_size = self.meter.messages(folded)
-        latest = chain.latest
-        base = (  # the row to update cumulatively, or None for a new row
-            latest
-            if latest is not None
-            and self.policy.update_below.allows(self.meter.text(latest.render()))
-            else None
-        )
+        replaces = self._rows_to_update(chain)
+        base = chain.merged(replaces) if replaces else None  # updated cumulatively
         instructions = merge_instructions(
             base.instructions if base else (), standing_instructions(folded)
         )
@@ -260,9 +255,24 @@ class Compactor:
             strategy=summarizer.name,
             source_chars=folded_size.chars + (base.source_chars if base else 0),
         )
-        return Fold(summary=text, model=fold.model), chain.with_row(
-            row, replace_latest=base is not None
-        )
+        return Fold(summary=text, model=fold.model), chain.with_row(row, replaces=replaces)
+
+    def _rows_to_update(self, chain: Chain) -> int:
+        """How many of the last rows the new summary updates (0: it starts a new row).
+
+        The latest row is updated while it is under ``update_below`` (Design B). A
+        new row starts only while the chain fits within ``summary_max``; past that,
+        every row is merged into one cumulative update, so the summary the model
+        reads stays bounded (under two caps) however long the session grows.
+        """
+        latest = chain.latest
+        if latest is None:
+            return 0
+        if self.policy.update_below.allows(self.meter.text(latest.render())):
+            return 1
+        message = chain.message()
+        size = self.meter.message(message) if message is not None else Size()
+        return 0 if self.policy.summary_max.allows(size) else len(chain.rows)
 
     def _unchanged(
         self,

@@ -15,6 +15,7 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recap.llm.base import ModelOptions
+from recap.policy import Budget, Policy, Trigger
 
 PROVIDERS = ("openai", "ollama", "llamacpp", "langchain")
 """Model spec prefixes (``PROVIDER:MODEL``)."""
@@ -70,3 +71,33 @@ class LLMSettings(BaseSettings):
             model = self.utility_model
             return model if model.partition(":")[0] in PROVIDERS else f"ollama:{model}"
         return None
+
+
+class SummarizationSettings(BaseSettings):
+    """When to compact, by Design A's variables (``SUMMARIZATION_*``) or recap's own."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", populate_by_name=True, frozen=True
+    )
+
+    enabled: bool = Field(
+        default=True, validation_alias=AliasChoices("RECAP_ENABLED", "SUMMARIZATION_ENABLED")
+    )
+    threshold_chars: int = Field(
+        default=60_000,
+        gt=0,
+        validation_alias=AliasChoices("RECAP_THRESHOLD_CHARS", "SUMMARIZATION_THRESHOLD_CHARS"),
+    )
+    keep_chars: int = Field(
+        default=20_000,
+        ge=0,
+        validation_alias=AliasChoices("RECAP_KEEP_CHARS", "SUMMARIZATION_KEEP_CHARS"),
+    )
+
+    def policy(self) -> Policy:
+        """The engine policy these settings describe (other fields at their defaults)."""
+        return Policy(
+            enabled=self.enabled,
+            trigger=Trigger(chars=self.threshold_chars),
+            keep=Budget(chars=self.keep_chars),
+        )
