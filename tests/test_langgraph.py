@@ -4,6 +4,8 @@ checkpointers: in memory, SQLite, and this machine's PostgreSQL."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from recap.integrations.langgraph import (
 )
 from recap.llm import FakeModel
 from recap.messages import validate_history
+from tests.conftest import CLEAN_ENV, ROOT
 
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 POLICY = Policy(trigger=Trigger(chars=9_000), keep=Budget(chars=4_000))
@@ -217,6 +220,7 @@ async def test_the_agents_own_langchain_model_can_write_the_summary():
     assert "payments-db pool is saturated" in (await messages(agent, config))[1].content
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # create_react_agent moved in v1
 async def test_the_node_form_runs_inside_create_react_agent():
     node = summarization_node(Summarization(policy=POLICY, model=FakeModel(default=SUMMARY)))
     agent = create_react_agent(
@@ -250,3 +254,16 @@ def test_messages_with_ids_are_removed_by_id_and_the_summary_takes_the_first_pla
     assert update[0].id == old[1].id and update[1].id == old[2].id
     merged = add_messages(list(old), update)
     assert [m.content for m in merged] == [m.content for m in new]
+
+
+def test_the_example_agent_runs_offline_and_compacts(tmp_path: Path):
+    script = ROOT / "examples" / "incident_agent" / "agent.py"
+    run = subprocess.run(
+        [sys.executable, str(script), "--turns", "6", "--db", str(tmp_path / "agent.db")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env=CLEAN_ENV,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "compacted=True" in run.stdout
+    assert "[turn-3] summarizer: session=" in run.stderr  # Design A's log line, request id
+    checkpoint = run.stdout.split("final checkpoint:")[1].split("\n")
+    assert checkpoint[1].split()[0] == "system" and "[recap summary" in checkpoint[2]
