@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,11 @@ SIGNAL_WORDS = frozenset(
     """error errors fail failed failure timeout timeouts exceeded exception refused denied
     crash crashed panic fatal critical degraded unavailable rollback deployed changed""".split()
 )
+
+
+SAME_SHAPE_MAX = 2
+"""At most this many chosen lines may differ only in their numbers."""
+_DIGITS = re.compile(r"\d+")
 
 
 def normalized_words(text: str) -> list[str]:
@@ -287,6 +293,8 @@ def _select(
             covered |= candidate.words
             used += candidate.cost
 
+    shapes = Counter(_shape(c.text) for c in chosen)
+
     def gain(c: _Candidate) -> float:
         return sum(weights[w] for w in c.words - covered) / c.cost
 
@@ -303,7 +311,15 @@ def _select(
             continue
         if used + candidate.cost > budget or candidate in chosen:
             continue
+        if shapes[shape := _shape(candidate.text)] >= SAME_SHAPE_MAX:
+            continue  # the 3rd line that differs only in its numbers: log noise
+        shapes[shape] += 1
         chosen.append(candidate)
         covered |= candidate.words
         used += candidate.cost
     return chosen
+
+
+def _shape(text: str) -> str:
+    """The text with its numbers blanked: near-identical log lines share one shape."""
+    return _DIGITS.sub("#", text)
