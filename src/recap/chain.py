@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from recap.instructions import merge_instructions
 from recap.messages import Message
 
 Ref = str | int
@@ -67,15 +68,12 @@ class Chain:
     def merged(self, count: int) -> SummaryRow:
         """The last ``count`` rows as one row (texts joined), to be updated cumulatively."""
         rows = self.rows[-count:]
-        instructions: list[str] = []
-        for r in rows:
-            instructions += [i for i in r.instructions if i not in instructions]
         return SummaryRow(
             text="\n\n".join(r.text for r in rows),
             first=rows[0].first,
             last=rows[-1].last,
             messages=sum(r.messages for r in rows),
-            instructions=tuple(instructions),
+            instructions=merge_instructions((), (i for r in rows for i in r.instructions)),
             carried=tuple(c for r in rows for c in r.carried),
             strategy=rows[-1].strategy,
             source_chars=sum(r.source_chars for r in rows),

@@ -13,14 +13,13 @@ from rich.progress import Progress
 
 from recap.cli import logs
 from recap.cli.errors import describe, fail
-from recap.compactor import Compactor
+from recap.configured import configured_compactor
 from recap.errors import RecapError
 from recap.inputs import expand_inputs, read_conversation
-from recap.llm import make_model
 from recap.messages import to_openai
 from recap.policy import Budget, Policy, Trigger
 from recap.settings import LLMSettings
-from recap.summarizers import STRATEGIES, ExtractiveSummarizer, make_summarizer
+from recap.summarizers import STRATEGIES
 
 _Int = Annotated[int | None, typer.Option(show_default=False)]
 
@@ -96,12 +95,7 @@ def compact(
             "timeout": llm_timeout, "context_window": context_window, "fallback": fallback,
         }  # fmt: skip
         settings = LLMSettings(**{k: v for k, v in given.items() if v is not None})
-        model = make_model(settings)
-        summarizer = make_summarizer(
-            strategy or ("llm" if model else "extractive"), model, settings.options()
-        )
-        backup = ExtractiveSummarizer() if settings.fallback == "extractive" else None
-        compactor = Compactor(summarizer, policy, fallback=backup)
+        compactor = configured_compactor(policy, settings, strategy=strategy)
         files = expand_inputs(inputs)
     except (ValidationError, RecapError) as exc:
         fail(describe(exc))

@@ -24,20 +24,19 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from recap.adapters.langchain import from_langchain, to_langchain
-from recap.compactor import DEFAULT_FALLBACK, Compactor, Report
+from recap.compactor import Report
+from recap.configured import configured_compactor
 from recap.llm.base import ChatModel
 from recap.llm.langchain import LangChainModel
-from recap.llm.spec import make_model
 from recap.policy import Policy
 from recap.settings import LLMSettings, SummarizationSettings
-from recap.summarizers import ExtractiveSummarizer, LLMSummarizer, Summarizer
 
 log = logging.getLogger("recap.langgraph")
 
@@ -81,18 +80,11 @@ class Summarization:
         sink: UsageSink | None = None,
         as_node: str | None = None,
     ) -> None:
-        llm_settings = LLMSettings()
         self.policy = policy or (settings or SummarizationSettings()).policy()
-        chat_model = _chat_model(model, llm_settings)
-        summarizer: Summarizer = (
-            LLMSummarizer(chat_model, options=llm_settings.options())
-            if chat_model
-            else ExtractiveSummarizer()
-        )
-        use_fallback = (fallback or llm_settings.fallback) == "extractive"
-        self.compactor = Compactor(
-            summarizer, self.policy, fallback=DEFAULT_FALLBACK if use_fallback else None
-        )
+        llm_settings = LLMSettings(fallback=fallback) if fallback else LLMSettings()
+        if model is not None and not isinstance(model, ChatModel):
+            model = LangChainModel(model)  # the agent's own LangChain chat model
+        self.compactor = configured_compactor(self.policy, llm_settings, model=model)
         self.sink = sink
         self.as_node = as_node
 
@@ -116,19 +108,15 @@ class Summarization:
                 "[%s] could not write the summary to the checkpoint, turn goes on unchanged: %r",
                 request_id, exc, exc_info=True,
             )  # fmt: skip
-            return _timed(
-                SummarizeResult(
-                    False,
-                    f"state update failed: {type(exc).__name__}: {exc}",
-                    "rejected",
-                    len(messages),
-                    len(messages),
-                    result.chars_before,
-                    result.chars_before,
-                    report=result.report,
-                ),
-                started,
+            unchanged = replace(
+                result,
+                compacted=False,
+                reason=f"state update failed: {type(exc).__name__}: {exc}",
+                path="rejected",
+                messages_after=result.messages_before,
+                chars_after=result.chars_before,
             )
+            return _timed(unchanged, started)
         return _timed(result, started)
 
     async def plan(
@@ -248,14 +236,5 @@ def _same(left: Sequence[BaseMessage], right: Sequence[BaseMessage]) -> bool:
     return [(m.id, m.type, m.content) for m in left] == [(m.id, m.type, m.content) for m in right]
 
 
-def _chat_model(model: ChatModel | Any | None, settings: LLMSettings) -> ChatModel | None:
-    if model is None:
-        return make_model(settings)
-    if isinstance(model, ChatModel):
-        return model
-    return LangChainModel(model)
-
-
 def _timed(result: SummarizeResult, started: float) -> SummarizeResult:
-    elapsed = round((time.perf_counter() - started) * 1000, 3)
-    return SummarizeResult(**{**result.__dict__, "elapsed_ms": elapsed})
+    return replace(result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
