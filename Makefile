@@ -15,8 +15,12 @@ $(VENV)/.core: pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
+# llama.cpp is compiled for portable x86-64 with AVX2, not for "native": a virtual
+# machine's CPU may announce instructions it then refuses (Illegal instruction).
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
 $(VENV)/.dev: $(VENV)/.core
-	$(BIN)/pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
 ## run: compact the bundled example session on the embedded defaults (no model needed)

@@ -15,6 +15,7 @@ when it fails too, the input comes back unchanged with the reason.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -97,6 +98,12 @@ class Compactor:
         self.fallback = (
             fallback if fallback is not None and fallback.name != self.summarizer.name else None
         )
+
+    def with_policy(self, policy: Policy) -> Compactor:
+        """The same strategy, fallback and meter under another policy."""
+        twin = copy.copy(self)
+        twin.policy = policy
+        return twin
 
     def compact_sync(
         self,

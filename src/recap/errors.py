@@ -5,8 +5,11 @@
     ├── InputError              a conversation could not be read or is not a valid history
     │   └── InvalidHistoryError messages that parse but break a pairing rule (orphan result)
     ├── SummaryRejected         a summarizer's output failed validation; the history is unchanged
-    └── BackendError            a model backend failed (timeout, HTTP error, bad reply, ...)
-        └── ContextOverflowError a request would not fit the model's context window
+    ├── BackendError            a model backend failed (timeout, HTTP error, bad reply, ...)
+    │   └── ContextOverflowError a request would not fit the model's context window
+    └── StoreError              the session store refused or failed an operation
+        ├── NotFoundError       no such session (for this tenant)
+        └── BusyError           the session is being compacted by someone else right now
 
 Messages are written for the person who has to fix the problem: they say what
 was wrong, where, and what to do.
@@ -31,6 +34,7 @@ class InputError(RecapError, ValueError):
 
     def __init__(self, message: str, *, where: str | None = None) -> None:
         self.where = where
+        self.message = message
         super().__init__(f"{where}: {message}" if where else message)
 
 
@@ -79,3 +83,15 @@ class ContextOverflowError(BackendError):
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message, kind="overflow", status=status)
+
+
+class StoreError(RecapError):
+    """The session store refused or failed an operation."""
+
+
+class NotFoundError(StoreError, LookupError):
+    """No such session, or one that belongs to another tenant."""
+
+
+class BusyError(StoreError):
+    """The session is being compacted elsewhere; try again when it finishes."""

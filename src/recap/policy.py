@@ -104,6 +104,21 @@ class Policy(BaseModel):
     mask_oversized_turn: bool = True
     """When the newest turn alone exceeds the keep budget, mask its older tool outputs."""
 
+    def is_due(self, context: Size, new_messages: int) -> bool:
+        """The per-turn gate: the context is over the trigger and enough new messages came.
+
+        O(1): it reads sizes kept as counters, never the messages themselves.
+        """
+        return (
+            self.enabled
+            and new_messages >= max(1, self.min_new_messages)
+            and self.trigger.fires(context)
+        )
+
+    def forced(self) -> Policy:
+        """This policy with a trigger that always fires (a compaction asked for by hand)."""
+        return self.model_copy(update={"trigger": Trigger(messages=1), "min_new_messages": 0})
+
     @model_validator(mode="after")
     def _keep_below_trigger(self) -> Self:
         limit = self.trigger.limits().get(self.keep.unit)

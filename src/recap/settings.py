@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from recap.errors import ConfigurationError
 from recap.llm.base import ModelOptions
 from recap.policy import Budget, Policy, Trigger
 
@@ -93,11 +94,41 @@ class SummarizationSettings(BaseSettings):
         ge=0,
         validation_alias=AliasChoices("RECAP_KEEP_CHARS", "SUMMARIZATION_KEEP_CHARS"),
     )
+    threshold_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        validation_alias=AliasChoices("RECAP_THRESHOLD_TOKENS", "SUMMARY_THRESHOLD_TOKENS"),
+    )
+    """Design B's trigger: also compact when the context passes this many tokens."""
+    summary_max_tokens: int = Field(
+        default=800,
+        gt=0,
+        validation_alias=AliasChoices("RECAP_SUMMARY_UPDATE_TOKENS", "SUMMARY_MAX_TOKENS"),
+    )
+    """Design B: the latest summary is updated cumulatively while under this size."""
+    min_episodes: int = Field(
+        default=0,
+        ge=0,
+        validation_alias=AliasChoices("RECAP_MIN_NEW_MESSAGES", "SUMMARY_MIN_EPISODES"),
+    )
+    """Design B: compact only after this many new messages since the last summary."""
 
     def policy(self) -> Policy:
-        """The engine policy these settings describe (other fields at their defaults)."""
-        return Policy(
-            enabled=self.enabled,
-            trigger=Trigger(chars=self.threshold_chars),
-            keep=Budget(chars=self.keep_chars),
-        )
+        """The engine policy these settings describe (other fields at their defaults).
+
+        Raises :class:`ConfigurationError` when they contradict each other.
+        """
+        try:
+            return Policy(
+                enabled=self.enabled,
+                trigger=Trigger(chars=self.threshold_chars, tokens=self.threshold_tokens),
+                keep=Budget(chars=self.keep_chars),
+                update_below=Budget(tokens=self.summary_max_tokens),
+                min_new_messages=self.min_episodes,
+            )
+        except ValidationError as exc:
+            problems = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+            raise ConfigurationError(
+                f"summarization settings: {problems} (SUMMARIZATION_KEEP_CHARS must be below "
+                "SUMMARIZATION_THRESHOLD_CHARS)"
+            ) from exc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from recap.cli import compact, evaluate
+from recap.cli import compact, evaluate, serve
 
 app = typer.Typer(
     name="recap",
@@ -14,6 +14,9 @@ app = typer.Typer(
 )
 app.command("compact")(compact.compact)
 app.command("eval")(evaluate.evaluate)
+app.command("serve")(serve.serve)
+app.command("worker")(serve.worker)
+app.command("migrate")(serve.migrate)
 
 
 def main() -> None:

@@ -6,13 +6,13 @@ import logging
 import sys
 
 
-def configure(verbose: bool) -> None:
-    """Warnings (retries, fallbacks, rejected summaries) always; info lines with ``verbose``."""
+def configure(verbose: bool, level: str = "INFO") -> None:
+    """Warnings (retries, fallbacks, rejected summaries) always; ``level`` with ``verbose``."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter("recap: %(levelname)s: %(message)s"))
     root = logging.getLogger("recap")
     root.handlers[:] = [handler]
-    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    root.setLevel(level if verbose else logging.WARNING)
     root.propagate = False
 
 

@@ -1,0 +1,148 @@
+"""The FastAPI application: built by :func:`create_app`, its engine made in the lifespan."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+
+from recap import __version__
+from recap.compactor import Compactor
+from recap.configured import configured_compactor
+from recap.errors import ConfigurationError
+from recap.llm.base import ChatModel
+from recap.service.compaction import Backoff, CompactionRunner
+from recap.service.deps import ServiceState
+from recap.service.errors import install_error_handlers
+from recap.service.events import EventBus
+from recap.service.limits import BodyLimit
+from recap.service.metrics import Metrics
+from recap.service.routes import context, events, sessions, system
+from recap.service.settings import ServiceSettings, load_service_settings
+from recap.service.worker import Worker
+from recap.settings import LLMSettings, SummarizationSettings
+from recap.store import Store, migrate, open_engine, schema_status
+
+log = logging.getLogger("recap.service")
+
+
+async def build_state(
+    settings: ServiceSettings,
+    *,
+    compactor: Compactor | None = None,
+    model: ChatModel | None = None,
+    summarization: SummarizationSettings | None = None,
+    llm: LLMSettings | None = None,
+    worker: bool | None = None,
+) -> ServiceState:
+    """Open the database (migrating it, or refusing an outdated one) and build the engine."""
+    if settings.migrate_on_start:
+        await migrate(settings.database_url)
+    else:
+        status = await schema_status(settings.database_url)
+        if not status.up_to_date:
+            raise ConfigurationError(
+                f"the database schema is at {status.current or 'nothing'}, this recap needs "
+                f"{status.head}: run `recap migrate` first"
+            )
+    policy = (summarization or SummarizationSettings()).policy()
+    policy = policy.model_copy(update={"mask_oversized_turn": False})  # the store keeps messages
+    if compactor is None:
+        compactor = configured_compactor(policy, llm, model=model, strategy=settings.strategy)
+    else:
+        compactor = compactor.with_policy(policy)
+    store = Store(open_engine(settings.database_url, pool_size=settings.pool_size), policy)
+    bus, metrics = EventBus(), Metrics()
+    runner = CompactionRunner(
+        store,
+        compactor,
+        bus,
+        metrics,
+        lease=dt.timedelta(seconds=settings.lease_s),
+        backoff=Backoff(settings.retry_base_s, settings.retry_max_s),
+    )
+    embedded = settings.embedded_worker if worker is None else worker
+    background = (
+        Worker(
+            runner,
+            concurrency=settings.worker_concurrency,
+            poll_interval_s=settings.poll_interval_s,
+        )
+        if embedded
+        else None
+    )
+    return ServiceState(settings, store, runner, bus, metrics, background)
+
+
+def create_app(
+    settings: ServiceSettings | None = None,
+    *,
+    compactor: Compactor | None = None,
+    model: ChatModel | None = None,
+    summarization: SummarizationSettings | None = None,
+    llm: LLMSettings | None = None,
+) -> FastAPI:
+    """The memory service. Settings come from the environment unless given; ``compactor``
+    or ``model`` replace the configured summarizer (tests give a fake model)."""
+    settings = settings or load_service_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = await build_state(
+            settings, compactor=compactor, model=model, summarization=summarization, llm=llm
+        )
+        app.state.recap = state
+        if state.worker is not None:
+            state.worker.start()
+        log.info("recap service ready: %s", _redacted(settings.database_url))
+        try:
+            yield
+        finally:
+            if state.worker is not None:
+                await state.worker.stop()
+            await state.store.close()
+
+    app = FastAPI(
+        title="recap memory service",
+        version=__version__,
+        summary="Sessions, messages and rolling summaries that keep conversations in budget.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    for router in (sessions.router, context.router, events.router, system.router):
+        app.include_router(router)
+    app.middleware("http")(_observe)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app
+
+
+async def _observe(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
+    """Give every request an id (``X-Request-ID``) and time it into the metrics."""
+    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:8]
+    request.state.request_id = request_id
+    started = time.perf_counter()
+    response = await call_next(request)
+    response.headers["X-Request-ID"] = request_id
+    route = request.scope.get("route")
+    state: ServiceState | None = getattr(request.app.state, "recap", None)
+    if state is not None:
+        state.metrics.requests.labels(
+            request.method, getattr(route, "path", "unmatched"), str(response.status_code)
+        ).observe(time.perf_counter() - started)
+    return response
+
+
+def _redacted(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.partition(":")[0]
+    return f"{scheme}{sep}{user}@{host}"
