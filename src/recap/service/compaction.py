@@ -92,6 +92,7 @@ class CompactionRunner:
         started = time.perf_counter()
         self.bus.publish("summarization.started", claim.uuid)
         loaded: Loaded | None = None
+        result: CompactionResult | None = None
         try:
             loaded = await self.store.load(claim.session_id)
             async with self._renewing(claim):
@@ -102,6 +103,9 @@ class CompactionRunner:
         except LeaseLost as exc:
             log.warning("[%s] %s; another worker finishes it", request_id, exc)
             outcome = Outcome("lost", str(exc))
+            spent = usage_events(claim, result, path="lost", reason=str(exc))
+            with contextlib.suppress(Exception):  # the model calls were made: account for them
+                await self.store.record_events([e for e in spent if e.kind == "model_call"])
             self.bus.publish("summarization.failed", claim.uuid, reason=outcome.reason)
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
@@ -167,8 +171,11 @@ class CompactionRunner:
         async def renew() -> None:
             while True:
                 await asyncio.sleep(self.lease.total_seconds() / 3)
-                if not await self.store.renew(claim, self.lease):
-                    return
+                try:
+                    if not await self.store.renew(claim, self.lease):
+                        return  # lost: the commit will find out and drop the result
+                except Exception as exc:  # a blip of the database: try again next time
+                    log.warning("renewing the lease on session %s failed: %s", claim.uuid, exc)
 
         task = asyncio.create_task(renew())
         try:

@@ -1,0 +1,83 @@
+"""Model failures: the fallback compacts, or the session stays due and is retried later
+with a backoff — with a usage event and a ``summarization.failed`` event saying why."""
+
+from __future__ import annotations
+
+import asyncio
+
+from recap.compactor import Compactor
+from recap.errors import BackendError
+from recap.llm import FakeModel
+from recap.service.events import Event
+from recap.summarizers import ExtractiveSummarizer, LLMSummarizer
+from tests.service.conftest import App, running_app, turn
+from tests.service.test_api import drive, settled
+
+SUMMARY = "**Investigating:** invoices.\n**Key findings:** - ticket 1-0 concerns invoice 1007."
+
+
+async def _events_until(app: App, session: str, last: str, timeout: float = 10.0) -> list[Event]:
+    """Events of ``session`` up to the first one named ``last``."""
+    seen: list[Event] = []
+    async with app.state.bus.subscribe(session) as queue:
+        async with asyncio.timeout(timeout):
+            while not seen or seen[-1].name != last:
+                seen.append(await queue.get())
+    return seen
+
+
+async def test_a_failing_model_falls_back_to_extractive(database_url: str) -> None:
+    model = FakeModel(default=BackendError("model server down", kind="connection"))
+    compactor = Compactor(LLMSummarizer(model), fallback=ExtractiveSummarizer())
+    async for app in running_app(database_url, compactor=compactor):
+        session = await app.session()
+        await drive(app, session, 12)
+        await settled(app, session)
+        rows = (await app.client.get(f"/sessions/{session}/summaries")).json()
+        assert rows and rows[-1]["strategy"] == "extractive"
+        events = await app.state.store.usage_events("default")
+        calls = [e for e in events if e.kind == "model_call"]
+        compactions = [e for e in events if e.kind == "compaction"]
+        assert calls and all(e.path == "error" and "down" in (e.reason or "") for e in calls)
+        assert compactions[0].path == "fallback" and "down" in (compactions[0].reason or "")
+        stats = (await app.client.get("/stats")).json()["summary"]
+        assert stats["fallbacks"] == len(compactions) and stats["model_calls"] == len(calls)
+
+
+async def test_without_fallback_a_failure_is_retried_later_not_in_a_loop(
+    database_url: str,
+) -> None:
+    model = FakeModel([BackendError("rate limited", kind="rate_limit")] * 2, default=SUMMARY)
+    compactor = Compactor(LLMSummarizer(model, rejected_retries=0), fallback=None)
+    async for app in running_app(
+        database_url, compactor=compactor, retry_base_s=1.0, embedded_worker=False
+    ):
+        session = await app.session()
+        for n in range(12):
+            await app.append(session, *turn(n))
+        waiting = asyncio.create_task(_events_until(app, session, "summarization.failed"))
+        await asyncio.sleep(0)
+        assert await app.state.runner.run_due() is not None
+        events = await waiting
+        assert [e.name for e in events] == ["summarization.started", "summarization.failed"]
+        assert "rate limited" in events[-1].data["reason"] and events[-1].data["retry_in_s"] >= 1
+        state = (await app.client.get(f"/sessions/{session}")).json()
+        assert state["due"] and state["failures"] == 1 and "rate limited" in state["last_error"]
+        assert state["summarized_through"] is None
+        # the backoff holds the session back: no hot loop
+        assert await app.state.runner.run_due() is None
+        calls = len(model.calls)
+        await asyncio.sleep(1.2)
+        assert await app.state.runner.run_due() is not None  # retried once the backoff passed
+        assert len(model.calls) == calls + 1
+        await asyncio.sleep(2.2)
+        outcome = await app.state.runner.run_due()
+        assert outcome is not None and outcome.path == "llm"
+        state = (await app.client.get(f"/sessions/{session}")).json()
+        assert not state["due"] and state["failures"] == 0 and state["last_error"] is None
+        events_ = await app.state.store.usage_events("default")
+        paths = [e.path for e in events_ if e.kind == "compaction"]
+        assert paths == ["failed", "failed", "llm"]
+        rows = (await app.client.get(f"/sessions/{session}/summaries")).json()
+        assert len(rows) == 1 and rows[0]["content"].startswith("**Investigating:**")
+        assert rows[0]["model"] == "fake"

@@ -1,0 +1,136 @@
+"""``recap serve`` as users run it: a real process on a free loopback port, its docs, and
+the Server-Sent Events of a compaction it runs in the background."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import CLEAN_ENV
+from tests.service.conftest import turn
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _env(**values: str) -> dict[str, str]:
+    env = {k: v for k, v in CLEAN_ENV.items() if not k.startswith(("RECAP_", "SUMMAR"))}
+    return {**env, "RECAP_THRESHOLD_CHARS": "2000", "RECAP_KEEP_CHARS": "600", **values}
+
+
+@pytest.fixture
+def server(database_url: str, tmp_path: Path) -> Iterator[str]:
+    """``recap serve`` on a free port; its base URL."""
+    port = _free_port()
+    log = (tmp_path / "serve.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recap", "serve", "--port", str(port)],
+        env=_env(RECAP_DATABASE_URL=database_url, RECAP_POLL_INTERVAL_S="0.1"),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=tmp_path,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                if httpx.get(f"{url}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "recap serve did not come up"
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        log.close()
+        output = (tmp_path / "serve.log").read_text()
+        # uvicorn shuts down gracefully, then re-raises SIGTERM so the exit status tells it
+        assert process.returncode in (0, -15), output
+        assert "recap service ready" in output
+        assert "Traceback" not in output, output
+
+
+def _sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
+    """(event, data) pairs from a text/event-stream."""
+    event, data = "message", []
+    for line in lines:
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif not line and data:
+            yield event, json.loads("\n".join(data))
+            event, data = "message", []
+
+
+def test_serve_answers_with_docs_and_streams_compaction_events(server: str) -> None:
+    with httpx.Client(base_url=server, timeout=30) as client:
+        assert "swagger" in client.get("/docs").text.lower()
+        session = client.post("/sessions", json={"title": "live"}).json()["id"]
+        with client.stream("GET", f"/sessions/{session}/events") as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            events = _sse(stream.iter_lines())
+            name, state = next(events)
+            assert name == "session.state" and state["id"] == session
+            for n in range(12):
+                client.post(f"/sessions/{session}/messages", json={"messages": turn(n)})
+            seen = []
+            for name, data in events:
+                seen.append((name, data))
+                if name in ("summarization.finished", "summarization.failed"):
+                    break
+        names = [n for n, _ in seen]
+        assert names[0] == "summarization.started" and names[-1] == "summarization.finished"
+        finished = seen[-1][1]
+        assert finished["context"]["chars_after"] < finished["context"]["chars_before"]
+        rows = client.get(
+            f"/sessions/{session}/summaries", params={"include_superseded": True}
+        ).json()
+        assert finished["summary"]["episode_range"] in [r["episode_range"] for r in rows]
+        assert finished["summary"]["episode_range"].startswith("1-")
+        stats = client.get("/stats").json()["summary"]
+        assert stats["total_summarizations"] >= 1 and stats["sessions_compacted"] == 1
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"RECAP_THRESHOLD_CHARS": "100", "RECAP_KEEP_CHARS": "500"}, "must be below"),
+        ({"RECAP_LLM": "nosuch:model"}, "nosuch"),
+        ({"RECAP_HOST": "0.0.0.0"}, "RECAP_API_KEYS"),
+        ({"RECAP_DATABASE_URL": "mysql://root@localhost/x"}, "sqlite or postgresql"),
+        ({"RECAP_API_KEYS": "only-a-key"}, "KEY:TENANT"),
+        ({"RECAP_LEASE_S": "-1"}, "RECAP_LEASE_S"),
+    ],
+)
+def test_serve_refuses_bad_settings_with_one_line(
+    env: dict[str, str], message: str, tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "recap", "serve", "--port", str(_free_port())],
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    assert not os.path.exists(tmp_path / "recap.db"), "nothing was created"
