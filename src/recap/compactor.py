@@ -236,8 +236,7 @@ class Compactor:
             base.instructions if base else (), standing_instructions(folded)
         )
         cap = self.policy.summary_max
-        max_chars = cap.value if cap.unit == "chars" else cap.value * 4
-        max_chars -= sum(len(i) + 3 for i in instructions)
+        max_chars = self.policy.summary_chars() - sum(len(i) + 3 for i in instructions)
         previous = base.text if base else None
         source_chars = folded_size.chars + len(previous or "")
         max_chars = min(max_chars, source_chars - 1)  # a summary must be shorter than its input

@@ -18,6 +18,10 @@ from recap.counting import Size
 Unit = Literal["chars", "tokens", "messages"]
 UNITS: tuple[Unit, ...] = ("chars", "tokens", "messages")
 
+CHARS_PER_TOKEN = 4
+MIN_SUMMARY_CHARS = 200
+"""However tight the budgets, a summary may take this many characters."""
+
 _Frozen = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -104,6 +108,24 @@ class Policy(BaseModel):
     mask_oversized_turn: bool = True
     """When the newest turn alone exceeds the keep budget, mask its older tool outputs."""
 
+    def summary_chars(self) -> int:
+        """The most characters one summary may take.
+
+        ``summary_max`` when it was set. Left at its default, it is also held to half
+        the room between the trigger and the keep budget (when they count the same
+        unit), so a compacted context lands well under the trigger instead of over it
+        again at the next turn.
+        """
+        unit = 1 if self.summary_max.unit == "chars" else CHARS_PER_TOKEN
+        cap = self.summary_max.value * unit
+        limit = self.trigger.limits().get(self.keep.unit)
+        if "summary_max" in self.model_fields_set or limit is None or self.keep.unit == "messages":
+            return cap
+        room = (
+            (limit - self.keep.value) // 2 * (1 if self.keep.unit == "chars" else CHARS_PER_TOKEN)
+        )
+        return min(cap, max(MIN_SUMMARY_CHARS, room))
+
     def is_due(self, context: Size, new_messages: int) -> bool:
         """The per-turn gate: the context is over the trigger and enough new messages came.
 
@@ -117,7 +139,13 @@ class Policy(BaseModel):
 
     def forced(self) -> Policy:
         """This policy with a trigger that always fires (a compaction asked for by hand)."""
-        return self.model_copy(update={"trigger": Trigger(messages=1), "min_new_messages": 0})
+        return self.model_copy(
+            update={
+                "trigger": Trigger(messages=1),
+                "min_new_messages": 0,
+                "summary_max": Budget(chars=self.summary_chars()),  # the same room as usual
+            }
+        )
 
     @model_validator(mode="after")
     def _keep_below_trigger(self) -> Self:

@@ -196,3 +196,20 @@ async def test_openapi_docs_are_served(service: App) -> None:
     schema = (await service.client.get("/openapi.json")).json()
     assert "/sessions/{session_id}/context" in schema["paths"]
     assert (await service.client.get("/docs")).status_code == 200
+
+
+async def test_a_compacted_session_is_not_due_again_at_the_next_turn(service: App) -> None:
+    session = await service.session()
+    await drive(service, session, 12)
+    await settled(service, session)
+    await service.client.post(f"/sessions/{session}/compact")
+    for n in range(12):  # a long session: the cumulative summary stays within its room
+        await service.client.post(f"/sessions/{session}/messages", json={"messages": turn(n)})
+    await settled(service, session)
+    await service.client.post(f"/sessions/{session}/compact")  # fold all but the last turn
+    rows = (await service.client.get(f"/sessions/{session}/summaries")).json()
+    assert len(rows) == 1 and rows[0]["chars"] <= 700 + 100  # half the room, plus a header
+    ids = await service.append(session, *turn(99))
+    state = (await service.client.get(f"/sessions/{session}")).json()
+    assert not state["due"] and state["context_chars"] < 2_000, state["context_chars"]
+    assert state["summarized_through"] < ids[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from recap.cli import compact, evaluate, serve
+from recap.cli import bench, compact, evaluate, serve
 
 app = typer.Typer(
     name="recap",
@@ -17,6 +17,7 @@ app.command("eval")(evaluate.evaluate)
 app.command("serve")(serve.serve)
 app.command("worker")(serve.worker)
 app.command("migrate")(serve.migrate)
+app.add_typer(bench.app, name="bench")
 
 
 def main() -> None:

@@ -6,10 +6,11 @@ import datetime as dt
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recap import __version__
 from recap.compactor import Compactor
@@ -116,27 +117,46 @@ def create_app(
     install_error_handlers(app)
     for router in (sessions.router, context.router, events.router, system.router):
         app.include_router(router)
-    app.middleware("http")(_observe)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(Observe)
     return app
 
 
-async def _observe(
-    request: Request, call_next: Callable[[Request], Awaitable[Response]]
-) -> Response:
-    """Give every request an id (``X-Request-ID``) and time it into the metrics."""
-    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:8]
-    request.state.request_id = request_id
-    started = time.perf_counter()
-    response = await call_next(request)
-    response.headers["X-Request-ID"] = request_id
-    route = request.scope.get("route")
-    state: ServiceState | None = getattr(request.app.state, "recap", None)
-    if state is not None:
-        state.metrics.requests.labels(
-            request.method, getattr(route, "path", "unmatched"), str(response.status_code)
-        ).observe(time.perf_counter() - started)
-    return response
+class Observe:
+    """ASGI middleware: a request id for every request (``X-Request-ID``, echoed back)
+    and its duration in the metrics, by route template and status."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        request_id = headers.get(b"x-request-id", b"").decode("latin-1") or uuid.uuid4().hex[:8]
+        scope.setdefault("state", {})["request_id"] = request_id
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"x-request-id", request_id.encode("latin-1")),
+                ]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            state: ServiceState | None = getattr(scope["app"].state, "recap", None)
+            if state is not None:
+                route = getattr(scope.get("route"), "path", "unmatched")
+                elapsed = time.perf_counter() - started
+                state.metrics.requests.labels(scope["method"], route, str(status)).observe(elapsed)
 
 
 def _redacted(url: str) -> str:

@@ -16,11 +16,12 @@ Each public method is one short transaction. The rules it keeps:
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,11 +96,14 @@ class Store:
         self.policy = policy
         self.meter = meter or Meter()
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # SQLite has one writer and every transaction here takes the lock up front; a
+        # process-wide queue hands it over in order instead of busy-polling for it.
+        self._queue = asyncio.Lock() if engine.dialect.name == "sqlite" else None
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """One transaction: committed when the block ends, rolled back on any error."""
-        async with self._sessions() as session, session.begin():
+        async with self._queue or nullcontext(), self._sessions() as session, session.begin():
             yield session
 
     async def close(self) -> None:

@@ -1,0 +1,112 @@
+"""``recap bench``: benchmarks whose figures are ratios to a baseline of the same run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
+
+from recap.bench.service import GATE_TARGET, Options, ServiceFigures, run
+from recap.cli.errors import describe, fail
+from recap.errors import RecapError
+
+app = typer.Typer(
+    name="bench",
+    help="Measure recap against baselines taken in the same run (ratios, not timings).",
+    no_args_is_help=True,
+)
+
+
+@app.command("service")
+def service(
+    database_url: Annotated[
+        str | None,
+        typer.Option(help="Database to measure on (default: a SQLite file in a temporary folder)"),
+    ] = None,
+    large: Annotated[
+        int, typer.Option(min=2, help="Messages in the large session")
+    ] = Options.large,
+    small: Annotated[
+        int, typer.Option(min=1, help="Messages in the small session")
+    ] = Options.small,
+    samples: Annotated[
+        int, typer.Option(min=1, help="Timed appends per session")
+    ] = Options.samples,
+    clients: Annotated[int, typer.Option(min=1, help="Concurrent HTTP clients")] = Options.clients,
+    requests: Annotated[
+        int, typer.Option(min=1, help="HTTP requests per endpoint and round")
+    ] = Options.requests,
+    rounds: Annotated[
+        int, typer.Option(min=2, help="Alternating no-op / append rounds")
+    ] = Options.rounds,
+    out: Annotated[Path | None, typer.Option(help="Write the figures as JSON here")] = None,
+) -> None:
+    """The gate's cost in a large vs a small session, and HTTP append vs no-op throughput."""
+    if small >= large:
+        fail("--small must be below --large")
+    options = Options(large, small, samples, clients, requests, rounds)
+    try:
+        figures = run(options, database_url)
+    except (RecapError, SQLAlchemyError, httpx.HTTPError, OSError) as exc:
+        fail(describe(exc))
+    console = Console()
+    console.print(gate_table(figures))
+    console.print(http_table(figures))
+    if out:
+        out.write_text(json.dumps(figures.as_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def gate_table(figures: ServiceFigures) -> Table:
+    """Append-and-gate in each session, with the ratio against the target."""
+    gate = figures.gate
+    table = Table(
+        title=f"Gate cost: one Store.append, due-or-not decided ({figures.database})",
+        caption=f"large ÷ small (medians) {gate.ratio:.2f}, target < {GATE_TARGET}: "
+        + ("PASS" if gate.passed else "MISS"),
+    )
+    table.add_column("session")
+    for column in ("messages", "samples", "median ms", "p90 ms"):
+        table.add_column(column, justify="right")
+    for name, count, spread in (
+        ("small", gate.small_messages, gate.small),
+        ("large", gate.large_messages, gate.large),
+    ):
+        table.add_row(
+            name,
+            f"{count:,}",
+            str(spread.samples),
+            f"{spread.median_ms:.3f}",
+            f"{spread.p90_ms:.3f}",
+        )
+    return table
+
+
+def http_table(figures: ServiceFigures) -> Table:
+    """Throughput and latency of each endpoint in the median round."""
+    median, options = figures.http, figures.options
+    ratios = ", ".join(f"{r.ratio:.2f}" for r in figures.rounds)
+    table = Table(
+        title=f"HTTP, {options.clients} clients × {options.requests:,} requests, "
+        f"median of {len(figures.rounds)} rounds ({figures.database})",
+        caption=f"append ÷ no-op throughput {median.ratio:.2f} (rounds: {ratios})",
+    )
+    table.add_column("endpoint")
+    for column in ("requests/s", "p50 ms", "p99 ms"):
+        table.add_column(column, justify="right")
+    for name, phase in (
+        ("GET /healthz (no-op)", median.noop),
+        ("POST /sessions/{id}/messages", median.append),
+    ):
+        table.add_row(
+            name,
+            f"{phase.per_second:,.0f}",
+            f"{phase.latency.median_ms:.2f}",
+            f"{phase.latency.p99_ms:.2f}",
+        )
+    return table
