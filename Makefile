@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DATA   ?= ../shared/data
 
-.PHONY: setup run test lint format eval clean
+.PHONY: setup run demo test lint format eval bench clean
 
 ## setup: the venv with recap and its development tools (builds llama-cpp-python once)
 setup: $(VENV)/.dev
@@ -23,8 +23,13 @@ $(VENV)/.dev: $(VENV)/.core
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-## run: compact the bundled example session on the embedded defaults (no model needed)
+## run: start the memory service on its embedded defaults (SQLite file recap.db, extractive
+##      summarizer, no model) at http://127.0.0.1:8000 — API docs at /docs; Ctrl-C stops it
 run: $(VENV)/.core
+	$(BIN)/recap serve
+
+## demo: compact the bundled example session with the engine alone (no service)
+demo: $(VENV)/.core
 	$(BIN)/recap compact examples/incident_session.json --threshold-chars 12000 --keep-chars 4000 \
 		-o out/incident_compacted.json --report -
 	@echo "compacted history written to out/incident_compacted.json"
@@ -48,5 +53,9 @@ format: setup
 eval: setup
 	$(BIN)/recap eval $(DATA)/locomo_dev.json --keep 0.1 --summary-max 0.1
 
+## bench: the memory service's costs (gate in 100k vs 10 messages, HTTP append vs no-op)
+bench: $(VENV)/.core
+	$(BIN)/recap bench service
+
 clean:
-	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) out recap.db recap.db-* .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -81,3 +81,24 @@ async def test_without_fallback_a_failure_is_retried_later_not_in_a_loop(
         rows = (await app.client.get(f"/sessions/{session}/summaries")).json()
         assert len(rows) == 1 and rows[0]["content"].startswith("**Investigating:**")
         assert rows[0]["model"] == "fake"
+
+
+async def test_a_session_deleted_during_its_pass_is_dropped_quietly(database_url: str) -> None:
+    deleted = asyncio.Event()
+
+    class DeletingSummarizer(ExtractiveSummarizer):
+        async def fold(self, request):  # type: ignore[no-untyped-def]
+            await deleted.wait()
+            return await super().fold(request)
+
+    compactor = Compactor(DeletingSummarizer(), fallback=None)
+    async for app in running_app(database_url, compactor=compactor, embedded_worker=False):
+        session = await app.session()
+        await drive(app, session, 12)
+        running = asyncio.create_task(app.state.runner.run_due())
+        await asyncio.sleep(0.2)
+        assert (await app.client.delete(f"/sessions/{session}")).status_code == 204
+        deleted.set()
+        outcome = await running
+        assert outcome is not None and outcome.path == "lost"
+        assert await app.state.runner.run_due() is None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recap.compactor import CompactionResult, Compactor
+from recap.errors import NotFoundError
 from recap.service.events import EventBus
 from recap.service.metrics import Metrics
 from recap.store import Claim, LeaseLost, Loaded, Store, usage_events
@@ -151,7 +152,10 @@ class CompactionRunner:
         self, claim: Claim, loaded: Loaded | None, result: CompactionResult | None, reason: str
     ) -> Outcome:
         """Leave the session due, retried after a backoff; record and announce why."""
-        record = await self.store.get_session(claim.tenant, claim.uuid)
+        try:
+            record = await self.store.get_session(claim.tenant, claim.uuid)
+        except NotFoundError:
+            return Outcome("lost", "the session was deleted during the pass")
         retry_in = self.backoff.delay(record.failures)
         events = usage_events(claim, result, path="failed", reason=reason)
         with contextlib.suppress(LeaseLost):
