@@ -134,3 +134,30 @@ def test_serve_refuses_bad_settings_with_one_line(
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
     assert not os.path.exists(tmp_path / "recap.db"), "nothing was created"
+
+
+def test_serve_says_so_when_the_database_cannot_be_reached(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "recap", "serve", "--port", str(_free_port())],
+        env=_env(RECAP_DATABASE_URL="postgresql://nobody:secret@127.0.0.1:1/none"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("recap: error: could not open the database")
+    assert "secret" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_migrate_brings_a_new_database_to_the_newest_schema(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    result = subprocess.run(
+        [sys.executable, "-m", "recap", "migrate"],
+        env=_env(RECAP_DATABASE_URL=url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "newest schema" in result.stdout and (tmp_path / "fresh.db").exists()

@@ -16,19 +16,36 @@ from recap.compactor import Compactor
 from recap.configured import configured_compactor
 from recap.errors import RecapError
 from recap.service import ServiceSettings, build_state, create_app, load_service_settings
+from recap.service.app import redacted as _redacted
 from recap.settings import LLMSettings, SummarizationSettings
 from recap.store import migrate as migrate_schema
 from recap.store import schema_status
 
 
-def _configured(**overrides: object) -> tuple[ServiceSettings, Compactor]:
-    """Every setting checked before anything starts: one clear line and exit 2 otherwise."""
+def _configured(*, serving: bool = False, **overrides: object) -> tuple[ServiceSettings, Compactor]:
+    """Every setting checked, and the database reached and migrated, before anything
+    starts: one clear line and exit 2 otherwise."""
     try:
         settings = load_service_settings(**overrides)
+        settings.tenants()  # API keys well formed
+        if serving:
+            settings.check_bind(settings.host)
         policy = SummarizationSettings().policy()
         compactor = configured_compactor(policy, LLMSettings(), strategy=settings.strategy)
     except (RecapError, ValidationError) as exc:
         fail(describe(exc))
+    where = _redacted(settings.database_url)
+    try:
+        if settings.migrate_on_start:
+            asyncio.run(migrate_schema(settings.database_url))
+        status = asyncio.run(schema_status(settings.database_url))
+    except Exception as exc:  # the database itself: unreachable, refused, not a database
+        fail(f"could not open the database {where}: {describe(exc).splitlines()[0]}")
+    if not status.up_to_date:
+        fail(
+            f"the database {where} has schema {status.current or 'none'}, this recap needs "
+            f"{status.head}: run `recap migrate` (or set RECAP_MIGRATE_ON_START=true)"
+        )
     return settings, compactor
 
 
@@ -39,15 +56,11 @@ def serve(
 ) -> None:
     """Run the memory service (HTTP API, docs at /docs, background compaction)."""
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    settings, compactor = _configured(**overrides)
-    try:
-        settings.check_bind(settings.host)
-    except RecapError as exc:
-        fail(str(exc))
+    settings, compactor = _configured(serving=True, **overrides)
     logs.configure(verbose=True, level="DEBUG" if verbose else "INFO")
     print(
         f"recap: serving on http://{settings.host}:{settings.port} (API docs at /docs); "
-        f"database {settings.database_url.split('@')[-1]}; summarizer {compactor.summarizer.name}",
+        f"database {_redacted(settings.database_url)}; summarizer {compactor.summarizer.name}",
         flush=True,
     )
     app = create_app(settings, compactor=compactor)
@@ -89,10 +102,5 @@ async def _work(settings: ServiceSettings, compactor: Compactor) -> None:
 
 def migrate() -> None:
     """Upgrade the schema of RECAP_DATABASE_URL to this version of recap."""
-    settings, _ = _configured()
-    try:
-        asyncio.run(migrate_schema(settings.database_url))
-        status = asyncio.run(schema_status(settings.database_url))
-    except Exception as exc:  # the database itself: unreachable, refused
-        fail(f"could not migrate {settings.database_url.split('@')[-1]}: {describe(exc)}")
-    print(f"recap: database schema at {status.current} (newest)")
+    settings, _ = _configured(migrate_on_start=True)
+    print(f"recap: database {_redacted(settings.database_url)} is at the newest schema")

@@ -100,7 +100,7 @@ def create_app(
         app.state.recap = state
         if state.worker is not None:
             state.worker.start()
-        log.info("recap service ready: %s", _redacted(settings.database_url))
+        log.info("recap service ready: %s", redacted(settings.database_url))
         try:
             yield
         finally:
@@ -159,7 +159,8 @@ class Observe:
                 state.metrics.requests.labels(scope["method"], route, str(status)).observe(elapsed)
 
 
-def _redacted(url: str) -> str:
+def redacted(url: str) -> str:
+    """``url`` without its password, for logs."""
     scheme, sep, rest = url.partition("://")
     if "@" not in rest:
         return url
