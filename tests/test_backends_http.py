@@ -12,8 +12,8 @@ from recap import BackendError, Budget, Compactor, ContextOverflowError, Policy,
 from recap.llm import ModelOptions, OllamaModel, OpenAIModel, Retrying, RetryPolicy
 from recap.llm.http import HTTPChatModel, retry_after
 from recap.summarizers import LLMSummarizer
+from recap.testing.model_server import Die, Garbage, Hang, ModelServer, Reply, Status
 from tests.conftest import assistant, user
-from tests.model_server import Die, Garbage, Hang, ModelServer, Reply, Status
 
 ASK = [{"role": "user", "content": "Summarize: the db pool was exhausted at 09:14."}]
 OPTIONS = ModelOptions()

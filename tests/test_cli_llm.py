@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from recap.testing.model_server import ModelServer, Reply
 from tests.conftest import ROOT, recap
-from tests.model_server import ModelServer, Reply
 
 EXAMPLE = ROOT / "examples" / "incident_session.json"
 SMALL = ["--threshold-chars", "12000", "--keep-chars", "4000"]

@@ -12,8 +12,8 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any, cast
 
+from recap.testing.model_server import Hang, ModelServer, Reply
 from tests.conftest import CLEAN_ENV
-from tests.model_server import Hang, ModelServer, Reply
 from tests.service.conftest import SMALL, App, running_app, turn
 
 LEASE_S = 2.0

@@ -1,4 +1,4 @@
-"""A real HTTP model server on loopback for the backend tests.
+"""A real HTTP model server on loopback, for tests and the reliability benchmark.
 
 It speaks OpenAI's ``POST /v1/chat/completions`` and Ollama's ``POST /api/chat``,
 records every request, and answers from a script of behaviours: a reply, an
@@ -84,9 +84,9 @@ class ModelServer:
 
     @property
     def url(self) -> str:
+        """The server's base URL (``http://127.0.0.1:PORT``)."""
         assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def then(self, *behaviours: Behaviour) -> ModelServer:
         """Queue behaviours for the next requests, in order."""
@@ -94,6 +94,7 @@ class ModelServer:
         return self
 
     def start(self) -> ModelServer:
+        """Listen on a free loopback port, in a background thread."""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
