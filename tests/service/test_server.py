@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,12 +17,7 @@ import pytest
 
 from tests.conftest import CLEAN_ENV
 from tests.service.conftest import turn
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.service.processes import free_port
 
 
 def _env(**values: str) -> dict[str, str]:
@@ -34,7 +28,7 @@ def _env(**values: str) -> dict[str, str]:
 @pytest.fixture
 def server(database_url: str, tmp_path: Path) -> Iterator[str]:
     """``recap serve`` on a free port; its base URL."""
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "serve.log").open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "recap", "serve", "--port", str(port)],
@@ -124,7 +118,7 @@ def test_serve_refuses_bad_settings_with_one_line(
     env: dict[str, str], message: str, tmp_path: Path
 ) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "recap", "serve", "--port", str(_free_port())],
+        [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
         env=_env(**env),
         capture_output=True,
         text=True,
@@ -138,7 +132,7 @@ def test_serve_refuses_bad_settings_with_one_line(
 
 def test_serve_says_so_when_the_database_cannot_be_reached(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "recap", "serve", "--port", str(_free_port())],
+        [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
         env=_env(RECAP_DATABASE_URL="postgresql://nobody:secret@127.0.0.1:1/none"),
         capture_output=True,
         text=True,

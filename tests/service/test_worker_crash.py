@@ -3,73 +3,21 @@ finished by another worker once its lease expires, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import signal
 import subprocess
-import sys
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any, cast
 
 from recap.testing.model_server import Hang, ModelServer, Reply
-from tests.conftest import CLEAN_ENV
-from tests.service.conftest import SMALL, App, running_app, turn
+from tests.service.conftest import App, running_app, turn
+from tests.service.processes import LEASE_S, start_worker, until, worker_env
 
-LEASE_S = 2.0
 SUMMARY = (
     "The user asked about a batch of tickets and their invoices; the assistant matched each "
     "ticket to its customer and resolved them one by one."
 )
-
-
-def worker_env(database_url: str, model_url: str) -> dict[str, str]:
-    """A ``recap worker`` on the test database, summarizing through the model server, with the
-    app's thresholds, a short lease and a fast poll."""
-    return {
-        **CLEAN_ENV,
-        "RECAP_DATABASE_URL": database_url,
-        "RECAP_LLM": "openai:test-model",
-        "RECAP_LLM_URL": model_url,
-        "RECAP_FALLBACK": "none",
-        "RECAP_LLM_ATTEMPTS": "1",
-        "RECAP_LLM_TIMEOUT": "120",
-        "RECAP_LEASE_S": str(LEASE_S),
-        "RECAP_POLL_INTERVAL_S": "0.1",
-        "RECAP_RETRY_BASE_S": "0.2",
-        "RECAP_THRESHOLD_CHARS": str(SMALL.threshold_chars),
-        "RECAP_KEEP_CHARS": str(SMALL.keep_chars),
-    }
-
-
-def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """``python -m recap worker`` in its own process, its output in ``log``."""
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "recap", "worker"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-
-
-async def until(
-    what: str, check: Callable[[], Any], logs: list[Path], timeout: float = 30.0
-) -> None:
-    """Wait (bounded) for ``check()`` (sync or async) to be true; fail with the workers' logs."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        result = check()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if loop.time() > deadline:
-            output = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')}" for p in logs)
-            raise AssertionError(f"timed out waiting for {what}\n{output}")
-        await asyncio.sleep(0.05)
 
 
 async def session_state(app: App, session: str) -> dict[str, Any]:

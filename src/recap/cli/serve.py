@@ -95,7 +95,7 @@ async def _work(settings: ServiceSettings, compactor: Compactor) -> None:
     try:
         await stop.wait()
     finally:
-        await state.worker.stop(grace_s=settings.lease_s)
+        await state.worker.stop(grace_s=settings.shutdown_grace_s)
         await state.store.close()
         print(f"recap: worker {state.runner.owner} stopped", flush=True)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import logging
 import time
@@ -23,13 +25,17 @@ from recap.service.errors import install_error_handlers
 from recap.service.events import EventBus
 from recap.service.limits import BodyLimit
 from recap.service.metrics import Metrics
+from recap.service.relay import PostgresRelay
 from recap.service.routes import context, events, sessions, system
 from recap.service.settings import ServiceSettings, load_service_settings
 from recap.service.worker import Worker
 from recap.settings import LLMSettings, SummarizationSettings
 from recap.store import Store, migrate, open_engine, schema_status
+from recap.store.urls import is_sqlite
 
 log = logging.getLogger("recap.service")
+LISTEN_WAIT_S = 5.0
+"""How long start-up waits for the event listener before serving anyway."""
 
 
 async def build_state(
@@ -57,8 +63,17 @@ async def build_state(
         compactor = configured_compactor(policy, llm, model=model, strategy=settings.strategy)
     else:
         compactor = compactor.with_policy(policy)
-    store = Store(open_engine(settings.database_url, pool_size=settings.pool_size), policy)
-    bus, metrics = EventBus(), Metrics()
+    engine = open_engine(
+        settings.database_url,
+        pool_size=settings.pool_size,
+        max_overflow=settings.max_overflow,
+        pool_timeout_s=settings.pool_timeout_s,
+    )
+    store = Store(engine, policy)
+    relay = (
+        None if is_sqlite(settings.database_url) else PostgresRelay(settings.database_url, engine)
+    )
+    bus, metrics = EventBus(relay), Metrics()
     runner = CompactionRunner(
         store,
         compactor,
@@ -77,7 +92,7 @@ async def build_state(
         if embedded
         else None
     )
-    return ServiceState(settings, store, runner, bus, metrics, background)
+    return ServiceState(settings, store, runner, bus, metrics, background, relay)
 
 
 def create_app(
@@ -98,6 +113,11 @@ def create_app(
             settings, compactor=compactor, model=model, summarization=summarization, llm=llm
         )
         app.state.recap = state
+        listener = None
+        if state.relay is not None:
+            listener = asyncio.create_task(state.relay.listen(state.bus.deliver))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(state.relay.listening.wait(), LISTEN_WAIT_S)
         if state.worker is not None:
             state.worker.start()
         log.info("recap service ready: %s", redacted(settings.database_url))
@@ -105,7 +125,11 @@ def create_app(
             yield
         finally:
             if state.worker is not None:
-                await state.worker.stop()
+                await state.worker.stop(grace_s=settings.shutdown_grace_s)
+            if listener is not None:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await listener
             await state.store.close()
 
     app = FastAPI(

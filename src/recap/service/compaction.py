@@ -91,7 +91,7 @@ class CompactionRunner:
     ) -> Outcome:
         request_id = request_id or uuid.uuid4().hex[:8]
         started = time.perf_counter()
-        self.bus.publish("summarization.started", claim.uuid)
+        await self.bus.publish("summarization.started", claim.uuid)
         loaded: Loaded | None = None
         result: CompactionResult | None = None
         try:
@@ -101,13 +101,17 @@ class CompactionRunner:
                     loaded.body, chain=loaded.chain, request_id=request_id
                 )
             outcome = await self._finish(claim, loaded, result)
+        except asyncio.CancelledError:  # shutting down: hand the session to another worker
+            with contextlib.suppress(Exception):
+                await self.store.release(claim)
+            raise
         except LeaseLost as exc:
             log.warning("[%s] %s; another worker finishes it", request_id, exc)
             outcome = Outcome("lost", str(exc))
             spent = usage_events(claim, result, path="lost", reason=str(exc))
             with contextlib.suppress(Exception):  # the model calls were made: account for them
                 await self.store.record_events([e for e in spent if e.kind == "model_call"])
-            self.bus.publish("summarization.failed", claim.uuid, reason=outcome.reason)
+            await self.bus.publish("summarization.failed", claim.uuid, reason=outcome.reason)
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
             log.exception("[%s] compaction of session %s failed", request_id, claim.uuid)
@@ -123,7 +127,7 @@ class CompactionRunner:
             events = usage_events(claim, result, path=path, reason=report.reason)
             summary = await self.store.commit(claim, loaded, result, events)
             self.metrics.chars_compacted.inc(max(0, report.chars_removed))
-            self.bus.publish(
+            await self.bus.publish(
                 "summarization.finished",
                 claim.uuid,
                 path=path,
@@ -144,7 +148,7 @@ class CompactionRunner:
             await self.store.skip(
                 claim, loaded, usage_events(claim, result, path="skipped", reason=reason)
             )
-            self.bus.publish("summarization.skipped", claim.uuid, reason=reason)
+            await self.bus.publish("summarization.skipped", claim.uuid, reason=reason)
             return Outcome("skipped", reason, result=result)
         return await self._failed(claim, loaded, result, report.reason or "rejected")
 
@@ -160,7 +164,7 @@ class CompactionRunner:
         events = usage_events(claim, result, path="failed", reason=reason)
         with contextlib.suppress(LeaseLost):
             await self.store.fail(claim, loaded, reason, retry_in, events)
-        self.bus.publish(
+        await self.bus.publish(
             "summarization.failed",
             claim.uuid,
             reason=reason,

@@ -11,6 +11,7 @@ from fastapi import Depends, HTTPException, Request
 from recap.service.compaction import CompactionRunner
 from recap.service.events import EventBus
 from recap.service.metrics import Metrics
+from recap.service.relay import PostgresRelay
 from recap.service.settings import ServiceSettings
 from recap.service.worker import Worker
 from recap.store import Store
@@ -28,6 +29,7 @@ class ServiceState:
     bus: EventBus
     metrics: Metrics
     worker: Worker | None
+    relay: PostgresRelay | None = None
 
 
 def get_state(request: Request) -> ServiceState:

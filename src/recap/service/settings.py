@@ -39,9 +39,16 @@ class ServiceSettings(BaseSettings):
     """How long a compaction lease lasts before another worker may take the session over."""
     retry_base_s: float = Field(default=5.0, gt=0)
     retry_max_s: float = Field(default=600.0, gt=0)
+    shutdown_grace_s: float = Field(default=30.0, ge=0)
+    """On SIGTERM a worker finishes the pass in flight for this long, then gives its lease back."""
     sync_wait_s: float = Field(default=60.0, gt=0)
     """``?compact=sync`` waits at most this long for a compaction running elsewhere."""
     pool_size: int = Field(default=10, ge=1)
+    """Database connections each process keeps (PostgreSQL)."""
+    max_overflow: int = Field(default=10, ge=0)
+    """Extra connections a process may open under load, beyond ``pool_size``."""
+    pool_timeout_s: float = Field(default=10.0, gt=0)
+    """How long a request waits for a free connection before failing with 503."""
     strategy: Literal["extractive", "llm"] | None = None
     """Summary strategy; ``llm`` when a model is configured, else ``extractive``."""
     migrate_on_start: bool = True

@@ -19,20 +19,32 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from recap.store.urls import async_url, ensure_sqlite_directory, is_sqlite, sync_url
+from recap.store.urls import DEFAULT_URL, async_url, ensure_sqlite_directory, is_sqlite, sync_url
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
-def open_engine(url: str, *, pool_size: int = 10, max_overflow: int = 10) -> AsyncEngine:
-    """The async engine for ``url`` (``sqlite:///…`` or ``postgresql://…``)."""
+CONNECT_TIMEOUT_S = 5
+"""A database that does not answer within this fails the request (503) instead of hanging it."""
+
+
+def open_engine(
+    url: str, *, pool_size: int = 10, max_overflow: int = 10, pool_timeout_s: float = 10.0
+) -> AsyncEngine:
+    """The async engine for ``url`` (``sqlite:///…`` or ``postgresql://…``); PostgreSQL
+    connections are checked before use, so a restarted server is reconnected to."""
     ensure_sqlite_directory(url)
     if is_sqlite(url):
         engine = create_async_engine(async_url(url), connect_args={"timeout": 30})
         _configure_sqlite(engine.sync_engine)
         return engine
     return create_async_engine(
-        async_url(url), pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True
+        async_url(url),
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        pool_timeout=pool_timeout_s,
+        pool_pre_ping=True,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
     )
 
 
@@ -81,10 +93,15 @@ def _migrate_sync(url: str) -> None:
     command.upgrade(_alembic_config(url), "head")
 
 
-def _status_sync(url: str) -> SchemaStatus:
-    config = _alembic_config(url)
-    head = ScriptDirectory.from_config(config).get_current_head()
+def schema_head() -> str:
+    """The newest schema revision this recap knows."""
+    head = ScriptDirectory.from_config(_alembic_config(DEFAULT_URL)).get_current_head()
     assert head is not None
+    return head
+
+
+def _status_sync(url: str) -> SchemaStatus:
+    head = schema_head()
     engine = create_engine(sync_url(url))
     try:
         with engine.connect() as connection:

@@ -25,7 +25,7 @@ from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, delete, func, insert, or_, select, update
+from sqlalchemy import Select, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from recap.chain import Chain, SummaryRow
@@ -105,6 +105,12 @@ class Store:
         """One transaction: committed when the block ends, rolled back on any error."""
         async with self._queue or nullcontext(), self._sessions() as session, session.begin():
             yield session
+
+    async def schema_revision(self) -> str | None:
+        """The database's schema revision (raises when the database cannot be reached)."""
+        async with self.engine.connect() as connection:
+            revision = await connection.scalar(text("SELECT version_num FROM alembic_version"))
+            return None if revision is None else str(revision)
 
     async def close(self) -> None:
         """Close every pooled connection."""
@@ -331,6 +337,17 @@ class Store:
                 .values(lease_expires_at=utcnow() + lease)
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    async def release(self, claim: Claim) -> None:
+        """Give a lease back unfinished (shutting down): the session stays due for others."""
+        async with self.transaction() as tx:
+            await tx.execute(
+                update(SessionRecord)
+                .where(
+                    SessionRecord.id == claim.session_id, SessionRecord.lease_token == claim.token
+                )
+                .values(lease_token=None, lease_owner=None, lease_expires_at=None)
+            )
 
     async def is_leased(self, session_id: int) -> bool:
         """Whether a live lease is held on the session."""

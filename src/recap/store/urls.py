@@ -63,3 +63,8 @@ def ensure_sqlite_directory(url: str) -> None:
     parsed = _parse(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database:
         Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def libpq_url(url: str) -> str:
+    """A PostgreSQL ``url`` as libpq reads it (for a raw psycopg connection: LISTEN)."""
+    return _parse(url).set(drivername="postgresql").render_as_string(hide_password=False)

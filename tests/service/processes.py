@@ -1,0 +1,78 @@
+"""Real recap processes for the service tests: ports, environments, starting and waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import CLEAN_ENV
+from tests.service.conftest import SMALL
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+LEASE_S = 2.0
+
+
+def worker_env(database_url: str, model_url: str) -> dict[str, str]:
+    """A ``recap worker`` on the test database, summarizing through the model server, with the
+    app's thresholds, a short lease and a fast poll."""
+    return {
+        **CLEAN_ENV,
+        "RECAP_DATABASE_URL": database_url,
+        "RECAP_LLM": "openai:test-model",
+        "RECAP_LLM_URL": model_url,
+        "RECAP_FALLBACK": "none",
+        "RECAP_LLM_ATTEMPTS": "1",
+        "RECAP_LLM_TIMEOUT": "120",
+        "RECAP_LEASE_S": str(LEASE_S),
+        "RECAP_POLL_INTERVAL_S": "0.1",
+        "RECAP_RETRY_BASE_S": "0.2",
+        "RECAP_THRESHOLD_CHARS": str(SMALL.threshold_chars),
+        "RECAP_KEEP_CHARS": str(SMALL.keep_chars),
+    }
+
+
+def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """``python -m recap worker`` in its own process, its output in ``log``."""
+    return start_recap(["worker"], env, log)
+
+
+async def until(
+    what: str, check: Callable[[], Any], logs: list[Path], timeout: float = 30.0
+) -> None:
+    """Wait (bounded) for ``check()`` (sync or async) to be true; fail with the workers' logs."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        result = check()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return
+        if loop.time() > deadline:
+            output = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')}" for p in logs)
+            raise AssertionError(f"timed out waiting for {what}\n{output}")
+        await asyncio.sleep(0.05)
+
+
+def start_recap(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """``python -m recap ARGS`` in its own process, its output in ``log``."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "recap", *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )

@@ -1,0 +1,199 @@
+"""Several processes on one PostgreSQL: events across processes, readiness, a database
+restart, and a worker that gives its lease back on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from recap.testing.model_server import Hang, ModelServer
+from tests.conftest import CLEAN_ENV
+from tests.service.conftest import SMALL, postgres_database, running_app, turn
+from tests.service.processes import free_port, start_recap, start_worker, until, worker_env
+
+PG_CLUSTER = ["pg_ctlcluster", "--skip-systemctl-redirect"]
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database."""
+    yield from postgres_database()
+
+
+def plain_env(database_url: str, **values: str) -> dict[str, str]:
+    """Environment of a recap process on ``database_url``: extractive, small thresholds."""
+    env = {k: v for k, v in CLEAN_ENV.items() if not k.startswith(("RECAP_", "SUMMAR"))}
+    return {
+        **env,
+        "RECAP_DATABASE_URL": database_url,
+        "RECAP_THRESHOLD_CHARS": str(SMALL.threshold_chars),
+        "RECAP_KEEP_CHARS": str(SMALL.keep_chars),
+        "RECAP_POLL_INTERVAL_S": "0.1",
+        **values,
+    }
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(event, data) pairs of a text/event-stream response."""
+    event, data = "message", ""
+    async for line in response.aiter_lines():
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data += line[5:].strip()
+        elif not line and data:
+            yield event, json.loads(data)
+            event, data = "message", ""
+
+
+async def test_a_compaction_by_a_worker_elsewhere_reaches_the_servers_clients(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    ports = [free_port(), free_port()]
+    servers = [
+        start_recap(
+            ["serve", "--port", str(port)],
+            plain_env(postgres_url, RECAP_EMBEDDED_WORKER="false"),
+            tmp_path / f"serve{n}.log",
+        )
+        for n, port in enumerate(ports)
+    ]
+    logs = [tmp_path / "serve0.log", tmp_path / "serve1.log", tmp_path / "worker.log"]
+    worker = None
+    try:
+        async with httpx.AsyncClient(timeout=30) as client:
+            for port in ports:
+
+                async def ready(port: int = port) -> bool:
+                    try:
+                        r = await client.get(f"http://127.0.0.1:{port}/readyz")
+                    except httpx.TransportError:
+                        return False
+                    return r.status_code == 200
+
+                await until(f"server on {port} ready", ready, logs)
+            one, two = (f"http://127.0.0.1:{port}" for port in ports)
+            session = (await client.post(f"{one}/sessions", json={})).json()["id"]
+            async with client.stream("GET", f"{one}/sessions/{session}/events") as stream:
+                events = sse_events(stream)
+                assert (await anext(events))[0] == "session.state"
+                for n in range(12):  # appended through the other server
+                    await client.post(
+                        f"{two}/sessions/{session}/messages", json={"messages": turn(n)}
+                    )
+                assert (await client.get(f"{two}/sessions/{session}")).json()["due"]
+                worker = start_worker(plain_env(postgres_url), tmp_path / "worker.log")
+                seen = []
+                async with asyncio.timeout(30):
+                    async for event in events:
+                        seen.append(event)
+                        if event[0] == "summarization.finished":
+                            break
+            assert seen[0][0] == "summarization.started", seen
+            assert seen[-1][1]["summary"]["episode_range"].startswith("1-")
+    finally:
+        for process in [*servers, *([worker] if worker else [])]:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+async def test_readiness_follows_the_schema(database_url: str, tmp_path: Path) -> None:
+    async for app in running_app(database_url):
+        ready = await app.client.get("/readyz")
+        assert ready.json() == {"status": "ready", "schema": "0001"}
+        async with app.state.store.engine.begin() as connection:
+            await connection.execute(text("UPDATE alembic_version SET version_num = '0000'"))
+        outdated = await app.client.get("/readyz")
+        assert outdated.status_code == 503 and "recap migrate" in outdated.json()["reason"]
+    refused = subprocess.run(
+        [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
+        env=plain_env(database_url, RECAP_MIGRATE_ON_START="false"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "run `recap migrate`" in refused.stderr, refused.stderr
+
+
+def _postgres(action: str) -> None:
+    cluster = sorted(p.name for p in Path("/etc/postgresql").iterdir())[0]
+    subprocess.run([*PG_CLUSTER, cluster, "main", action], check=True, timeout=60)
+
+
+async def test_requests_fail_fast_while_postgres_is_down_and_recover(postgres_url: str) -> None:
+    async for app in running_app(postgres_url, embedded_worker=False):
+        session = await app.session()
+        await app.append(session, *turn(0))
+        _postgres("stop")
+        try:
+            started = time.monotonic()
+            failed = await app.client.post(
+                f"/sessions/{session}/messages", json={"messages": turn(1)}
+            )
+            assert failed.status_code == 503, failed.text
+            assert failed.json()["error"]["code"] == "database_unavailable"
+            assert time.monotonic() - started < 10, "failing took too long"
+            assert (await app.client.get("/readyz")).status_code == 503
+        finally:
+            _postgres("start")
+        await until("readiness again", _ready(app.client), [], timeout=30)
+        ids = await app.append(session, *turn(2))
+        listed = (await app.client.get(f"/sessions/{session}/messages")).json()["items"]
+        assert [m["id"] for m in listed][-2:] == ids and len(listed) == 4, (
+            "the failed append wrote nothing"
+        )
+        await until("the event listener back", app.state.relay.listening.is_set, [], timeout=30)
+        async with app.state.bus.subscribe(session) as queue:
+            await app.client.post(f"/sessions/{session}/compact")
+            async with asyncio.timeout(10):
+                assert (await queue.get()).name == "summarization.started"
+
+
+def _ready(client: httpx.AsyncClient) -> Any:
+    async def check() -> bool:
+        return (await client.get("/readyz")).status_code == 200
+
+    return check
+
+
+async def test_sigterm_makes_a_worker_give_its_lease_back(
+    database_url: str, tmp_path: Path
+) -> None:
+    with ModelServer(default=Hang(60)) as model:
+        async for app in running_app(database_url, embedded_worker=False):
+            session = await app.session()
+            for n in range(12):
+                await app.append(session, *turn(n))
+            env = {
+                **worker_env(database_url, model.url),
+                "RECAP_LEASE_S": "120",
+                "RECAP_SHUTDOWN_GRACE_S": "0.5",
+            }
+            log = tmp_path / "worker.log"
+            worker = start_worker(env, log)
+            try:
+
+                async def compacting(app: Any = app, session: str = session) -> bool:
+                    state = (await app.client.get(f"/sessions/{session}")).json()
+                    return bool(state["compacting"])
+
+                await until("the worker mid-compaction", compacting, [log])
+                worker.send_signal(signal.SIGTERM)
+                assert worker.wait(timeout=20) == 0, log.read_text()
+            finally:
+                if worker.poll() is None:
+                    worker.kill()
+            state = (await app.client.get(f"/sessions/{session}")).json()
+            assert not state["compacting"] and state["due"], "lease given back, session still due"
+            assert "stopped" in log.read_text()
