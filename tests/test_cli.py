@@ -74,6 +74,8 @@ BAD = {
         b'"content": "r"}]',
         "has no assistant tool call",
     ),
+    "too_deep": (b"[" * 100_000, "nested too deeply"),  # found by the parser fuzzer
+    "lone_surrogate": (b'[{"role": "user", "content": "\\ud800"}]', "lone surrogate"),  # idem
 }
 
 

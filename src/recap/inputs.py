@@ -7,6 +7,7 @@ the file and the place (byte, line, message index) and says what to do.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,7 +39,7 @@ def parse_document(text: str, where: str) -> list[Any]:
     if not text.strip():
         raise InputError("the file is empty; expected a JSON array of chat messages", where=where)
     try:
-        data = json.loads(text)
+        data = _loads(text, where)
     except json.JSONDecodeError as whole_error:
         return _parse_jsonl(text, where, whole_error)
     if isinstance(data, dict) and isinstance(data.get("messages"), list):
@@ -52,6 +53,47 @@ def parse_document(text: str, where: str) -> list[Any]:
     )
 
 
+MAX_DEPTH = 64
+"""JSON nested deeper than this is no chat history (and would exhaust parsers downstream)."""
+
+
+def check_json(value: Any, *, where: str | None = None, allow_nul: bool = True) -> Any:
+    """``value`` when it is JSON every part of recap can store and write back: nested at
+    most :data:`MAX_DEPTH` levels, numbers finite, every string valid Unicode (no lone
+    surrogate from a ``"\\ud800"`` escape) and, unless ``allow_nul``, free of NUL
+    characters (PostgreSQL text holds none). Raises :class:`InputError` otherwise."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not allow_nul and "\x00" in item:
+                raise InputError("text may not contain NUL (\\u0000) characters", where=where)
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(
+                        "text holds a lone surrogate (\\ud800-\\udfff): not valid Unicode",
+                        where=where,
+                    ) from None
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InputError(f"{item} is not a JSON number (NaN and Infinity are not)", where=where)
+        elif isinstance(item, dict | list):
+            if depth >= MAX_DEPTH:
+                raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", where=where)
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return value
+
+
+def _loads(text: str, where: str) -> Any:
+    """``json.loads``, with nesting too deep for the parser as an :class:`InputError`."""
+    try:
+        return check_json(json.loads(text), where=where)
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be a chat history", where=where) from None
+
+
 def _parse_jsonl(text: str, where: str, whole_error: json.JSONDecodeError) -> list[Any]:
     lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if len(lines) < 2:
@@ -63,7 +105,7 @@ def _parse_jsonl(text: str, where: str, whole_error: json.JSONDecodeError) -> li
     items = []
     for n, line in lines:
         try:
-            items.append(json.loads(line))
+            items.append(_loads(line, f"{where}: line {n}"))
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"not valid JSON or JSONL: line {n}, column {exc.colno}: {exc.msg}", where=where

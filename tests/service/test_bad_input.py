@@ -140,6 +140,32 @@ async def test_oversized_bodies_get_413(small: App) -> None:
     assert (await small.client.get(f"/sessions/{session}")).json()["message_count"] == 0
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"messages": [{"role": "user", "content": "a \\u0000 b"}]}',
+        b'{"messages": [{"role": "user", "content": "\\ud800"}]}',
+        b'{"messages": [{"role": "user", "content": "x", "name": "\\udfff"}]}',
+    ],
+)
+async def test_text_that_cannot_be_stored_is_refused(small: App, body: bytes) -> None:
+    """Found by the API fuzzer: NUL and lone surrogates (PostgreSQL text, UTF-8)."""
+    session = await small.session()
+    response = await small.client.post(
+        f"/sessions/{session}/messages", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422, response.text
+    titled = await small.client.post("/sessions", json={"title": "nul \x00 here"})
+    assert titled.status_code == 422
+    deep: object = "bottom"
+    for _ in range(100):
+        deep = [deep]
+    nested = await small.client.post("/sessions", json={"metadata": {"k": deep}})
+    assert nested.status_code == 422 and "nested" in nested.json()["error"]["message"]
+    context = await small.client.get(f"/sessions/{session}/context")
+    assert context.status_code == 200 and context.json()["messages"] == []
+
+
 async def test_unknown_sessions_and_bad_queries(small: App) -> None:
     for method, path in [
         ("GET", "/sessions/nope"),
@@ -149,6 +175,8 @@ async def test_unknown_sessions_and_bad_queries(small: App) -> None:
         ("POST", "/sessions/nope/compact"),
         ("GET", "/sessions/nope/events"),
         ("GET", "/sessions/nope/messages"),
+        ("GET", "/sessions/nul%00byte"),
+        ("GET", f"/sessions/{'x' * 5000}/context"),
     ]:
         response = await small.client.request(method, path)
         assert response.status_code == 404, (method, path)

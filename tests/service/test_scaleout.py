@@ -17,6 +17,8 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from recap.bench import reliability
+from recap.store.urls import libpq_url
 from recap.testing.model_server import Hang, ModelServer
 from tests.conftest import CLEAN_ENV
 from tests.service.conftest import SMALL, postgres_database, running_app, turn
@@ -126,16 +128,16 @@ async def test_readiness_follows_the_schema(database_url: str, tmp_path: Path) -
     assert refused.returncode == 2 and "run `recap migrate`" in refused.stderr, refused.stderr
 
 
-def _postgres(action: str) -> None:
-    cluster = sorted(p.name for p in Path("/etc/postgresql").iterdir())[0]
-    subprocess.run([*PG_CLUSTER, cluster, "main", action], check=True, timeout=60)
+def _stop_postgres() -> None:
+    cluster = reliability.local_cluster()
+    subprocess.run([*PG_CLUSTER, cluster, "main", "stop"], check=True, timeout=60)
 
 
 async def test_requests_fail_fast_while_postgres_is_down_and_recover(postgres_url: str) -> None:
     async for app in running_app(postgres_url, embedded_worker=False):
         session = await app.session()
         await app.append(session, *turn(0))
-        _postgres("stop")
+        _stop_postgres()
         try:
             started = time.monotonic()
             failed = await app.client.post(
@@ -146,7 +148,9 @@ async def test_requests_fail_fast_while_postgres_is_down_and_recover(postgres_ur
             assert time.monotonic() - started < 10, "failing took too long"
             assert (await app.client.get("/readyz")).status_code == 503
         finally:
-            _postgres("start")
+            await reliability.restart_postgres(
+                reliability.local_cluster(), libpq_url(reliability.Options.admin_url)
+            )
         await until("readiness again", _ready(app.client), [], timeout=30)
         ids = await app.append(session, *turn(2))
         listed = (await app.client.get(f"/sessions/{session}/messages")).json()["items"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -171,9 +172,13 @@ def _target(name: str, out: str | None, count: int) -> str | None:
 
 
 def _write(target: str | None, text: str) -> None:
+    """Write ``text`` to stdout or to ``target`` whole: a file appears complete or not at all."""
+    data = text.encode("utf-8")
     if target is None:
         sys.stdout.write(text)
         return
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 from starlette.exceptions import HTTPException
 
 from recap.errors import BusyError, InputError, NotFoundError, StoreError
@@ -66,6 +66,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StoreError)
     async def _store(_: Request, exc: StoreError) -> JSONResponse:
         return error_response(503, "store_unavailable", str(exc))
+
+    @app.exception_handler(DataError)
+    async def _data(_: Request, exc: DataError) -> JSONResponse:
+        return error_response(
+            422, "invalid_value", f"the database refused a value ({type(exc.orig).__name__})"
+        )
 
     @app.exception_handler(OperationalError)
     @app.exception_handler(DBAPIError)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recap.inputs import check_json
 from recap.store.models import SessionRecord
+
+
+def storable(value: Any) -> Any:
+    """``value`` when the store can keep it and write it back (see
+    :func:`recap.inputs.check_json`; NUL characters refused too); a ValueError otherwise."""
+    return check_json(value, allow_nul=False)
 
 
 class NewSession(BaseModel):
@@ -17,6 +24,11 @@ class NewSession(BaseModel):
 
     title: str | None = Field(default=None, max_length=500)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("title", "metadata")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        return storable(value)
 
 
 class SessionOut(BaseModel):
@@ -76,6 +88,11 @@ class AppendMessages(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     messages: list[dict[str, Any]] = Field(min_length=1)
+
+    @field_validator("messages")
+    @classmethod
+    def _storable(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [storable(m) for m in messages]
 
 
 class Appended(BaseModel):

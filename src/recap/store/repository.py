@@ -167,6 +167,8 @@ class Store:
     async def _session(
         self, tx: AsyncSession, tenant: str, session_uuid: str, *, lock: bool = False
     ) -> SessionRecord:
+        if not _is_uuid(session_uuid):
+            raise NotFoundError(f"no session {session_uuid[:64]!r}")
         query = select(SessionRecord).where(
             SessionRecord.uuid == session_uuid, SessionRecord.tenant == tenant
         )
@@ -567,6 +569,13 @@ def _model_call(claim: Claim, usage: Usage) -> UsageEvent:
         duration_ms=usage.duration_ms,
         meta={"attempts": usage.attempts},
     )
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False
 
 
 def _lease(record: SessionRecord, owner: str, expires: dt.datetime) -> Claim:

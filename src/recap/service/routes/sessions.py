@@ -21,6 +21,8 @@ from recap.service.settings import ServiceSettings
 from recap.store.models import SessionRecord
 
 router = APIRouter(tags=["sessions"])
+MAX_ID = 2**63 - 1
+"""The largest id (and offset) either database holds: larger ones are refused with 422."""
 
 
 async def existing_session(session_id: str, tenant: Tenant, state: State) -> SessionRecord:
@@ -46,7 +48,7 @@ async def list_sessions(
     tenant: Tenant,
     state: State,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ) -> SessionPage:
     """The tenant's sessions, newest first."""
     records, total = await state.store.list_sessions(tenant, limit=limit, offset=offset)
@@ -108,7 +110,7 @@ async def list_messages(
     tenant: Tenant,
     state: State,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    after: Annotated[int | None, Query(ge=0)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
 ) -> MessagePage:
     """The raw record in order (compaction never removes a message from it)."""
     messages = await state.store.list_messages(tenant, session_id, after=after, limit=limit)

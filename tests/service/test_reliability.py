@@ -1,0 +1,23 @@
+"""The reliability suite's short run (the full one is `recap bench reliability`): 2 servers
+and 3 workers on one PostgreSQL, under load and every fault — nothing lost."""
+
+from __future__ import annotations
+
+from recap.bench import reliability
+
+
+async def test_nothing_is_lost_under_load_and_faults() -> None:
+    figures = await reliability.run(reliability.Options.short(), fuzz=reliability.fuzz_bad_inputs)
+    assert figures.acknowledged > 0 and figures.lost == 0
+    assert [f.name for f in figures.faults if f.injected] == [
+        "model 500s",
+        "model timeouts",
+        "SIGKILL a worker mid-compaction",
+        "model garbage",
+        "PostgreSQL restart",
+    ]
+    assert all(f.survived for f in figures.faults), figures.faults
+    assert all(c.passed for c in figures.checks), [c for c in figures.checks if not c.passed]
+    assert figures.compactions > 0
+    assert figures.bad_inputs_tried > 0 and figures.bad_input_5xx == 0, figures.bad_input_failures
+    assert figures.ok
