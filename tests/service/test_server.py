@@ -155,3 +155,50 @@ def test_migrate_brings_a_new_database_to_the_newest_schema(tmp_path: Path) -> N
     )
     assert result.returncode == 0, result.stderr
     assert "newest schema" in result.stdout and (tmp_path / "fresh.db").exists()
+
+
+def test_sigterm_lets_the_server_finish_requests_in_flight(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from recap.testing.model_server import Hang, ModelServer
+
+    port = free_port()
+    with ModelServer(default=Hang(2)) as model:
+        env = _env(
+            RECAP_DATABASE_URL=f"sqlite:///{tmp_path / 'recap.db'}",
+            RECAP_EMBEDDED_WORKER="false",
+            RECAP_LLM="openai:slow",
+            RECAP_LLM_URL=model.url,
+            RECAP_LLM_ATTEMPTS="1",
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-m", "recap", "serve", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    if httpx.get(f"{url}/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            session = httpx.post(f"{url}/sessions", json={}).json()["id"]
+            for n in range(12):
+                httpx.post(f"{url}/sessions/{session}/messages", json={"messages": turn(n)})
+            with ThreadPoolExecutor(1) as pool:
+                # the model hangs 2 s, then the extractive fallback answers: a slow request
+                slow = pool.submit(
+                    httpx.get, f"{url}/sessions/{session}/context?compact=sync", timeout=30
+                )
+                time.sleep(0.8)
+                process.terminate()
+                response = slow.result()
+            assert response.status_code == 200, response.text
+            assert response.json()["summarized_through"] is not None
+            assert process.wait(timeout=20) in (0, -15)
+        finally:
+            if process.poll() is None:
+                process.kill()
