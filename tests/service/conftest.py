@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from recap.compactor import Compactor
+from recap.llm.base import ChatModel
 from recap.service import ServiceSettings, create_app
 from recap.settings import SummarizationSettings
 
@@ -88,6 +89,7 @@ async def running_app(
     compactor: Compactor | None = None,
     summarization: SummarizationSettings = SMALL,
     headers: dict[str, str] | None = None,
+    chat_model: ChatModel | None = None,
     **overrides: Any,
 ) -> AsyncIterator[App]:
     """The app with its lifespan (migrations, worker) running, and an ASGI client."""
@@ -95,6 +97,7 @@ async def running_app(
         service_settings(database_url, **overrides),
         compactor=compactor,
         summarization=summarization,
+        chat_model=chat_model,
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

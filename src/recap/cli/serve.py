@@ -15,6 +15,7 @@ from recap.cli.errors import describe, fail
 from recap.compactor import Compactor
 from recap.configured import configured_compactor
 from recap.errors import RecapError
+from recap.llm.spec import make_model
 from recap.service import ServiceSettings, build_state, create_app, load_service_settings
 from recap.service.app import redacted as _redacted
 from recap.settings import LLMSettings, SummarizationSettings
@@ -32,6 +33,8 @@ def _configured(*, serving: bool = False, **overrides: object) -> tuple[ServiceS
             settings.check_bind(settings.host)
         policy = SummarizationSettings().policy()
         compactor = configured_compactor(policy, LLMSettings(), strategy=settings.strategy)
+        if settings.chat_model:
+            make_model(LLMSettings(), spec=settings.chat_model)  # a bad spec stops start-up
     except (RecapError, ValidationError) as exc:
         fail(describe(exc))
     where = _redacted(settings.database_url)

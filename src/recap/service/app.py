@@ -19,6 +19,7 @@ from recap.compactor import Compactor
 from recap.configured import configured_compactor
 from recap.errors import ConfigurationError
 from recap.llm.base import ChatModel
+from recap.llm.spec import make_model
 from recap.service.compaction import Backoff, CompactionRunner
 from recap.service.deps import ServiceState
 from recap.service.errors import install_error_handlers
@@ -26,12 +27,13 @@ from recap.service.events import EventBus
 from recap.service.limits import BodyLimit
 from recap.service.metrics import Metrics
 from recap.service.relay import PostgresRelay
-from recap.service.routes import context, events, sessions, system
+from recap.service.routes import console, context, events, sessions, system
 from recap.service.settings import ServiceSettings, load_service_settings
 from recap.service.worker import Worker
 from recap.settings import LLMSettings, SummarizationSettings
 from recap.store import Store, migrate, open_engine, schema_status
 from recap.store.urls import is_sqlite
+from recap.web import mount_console
 
 log = logging.getLogger("recap.service")
 LISTEN_WAIT_S = 5.0
@@ -46,6 +48,7 @@ async def build_state(
     summarization: SummarizationSettings | None = None,
     llm: LLMSettings | None = None,
     worker: bool | None = None,
+    chat_model: ChatModel | None = None,
 ) -> ServiceState:
     """Open the database (migrating it, or refusing an outdated one) and build the engine."""
     if settings.migrate_on_start:
@@ -92,7 +95,9 @@ async def build_state(
         if embedded
         else None
     )
-    return ServiceState(settings, store, runner, bus, metrics, background, relay)
+    if chat_model is None and settings.chat_model:
+        chat_model = make_model(llm, spec=settings.chat_model)
+    return ServiceState(settings, store, runner, bus, metrics, background, relay, chat_model)
 
 
 def create_app(
@@ -102,6 +107,7 @@ def create_app(
     model: ChatModel | None = None,
     summarization: SummarizationSettings | None = None,
     llm: LLMSettings | None = None,
+    chat_model: ChatModel | None = None,
 ) -> FastAPI:
     """The memory service. Settings come from the environment unless given; ``compactor``
     or ``model`` replace the configured summarizer (tests give a fake model)."""
@@ -110,7 +116,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = await build_state(
-            settings, compactor=compactor, model=model, summarization=summarization, llm=llm
+            settings,
+            compactor=compactor,
+            model=model,
+            summarization=summarization,
+            llm=llm,
+            chat_model=chat_model,
         )
         app.state.recap = state
         listener = None
@@ -139,8 +150,15 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for router in (sessions.router, context.router, events.router, system.router):
+    for router in (
+        sessions.router,
+        context.router,
+        events.router,
+        system.router,
+        console.router,
+    ):
         app.include_router(router)
+    mount_console(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Observe)
     return app

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
+from recap.llm.base import ChatModel
 from recap.service.compaction import CompactionRunner
 from recap.service.events import EventBus
 from recap.service.metrics import Metrics
@@ -30,6 +31,7 @@ class ServiceState:
     metrics: Metrics
     worker: Worker | None
     relay: PostgresRelay | None = None
+    chat_model: ChatModel | None = None
 
 
 def get_state(request: Request) -> ServiceState:

@@ -51,6 +51,9 @@ class ServiceSettings(BaseSettings):
     """How long a request waits for a free connection before failing with 503."""
     strategy: Literal["extractive", "llm"] | None = None
     """Summary strategy; ``llm`` when a model is configured, else ``extractive``."""
+    chat_model: str | None = None
+    """``RECAP_CHAT_MODEL``: a model spec (``openai:…``, ``ollama:…``) that answers in the
+    console's chat, through the compacted context; none: the console writes both sides."""
     migrate_on_start: bool = True
     """Upgrade the schema when the server starts (else refuse an outdated one)."""
 

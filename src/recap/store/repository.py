@@ -466,6 +466,21 @@ class Store:
             query = select(UsageEvent).where(UsageEvent.tenant == tenant)
             return list(await tx.scalars(query.order_by(UsageEvent.id)))
 
+    async def compaction_history(self, tenant: str, *, limit: int) -> list[UsageEvent]:
+        """The tenant's latest committed passes, oldest first (sizes before and after)."""
+        async with self.transaction() as tx:
+            rows = await tx.scalars(
+                select(UsageEvent)
+                .where(
+                    UsageEvent.tenant == tenant,
+                    UsageEvent.kind == "compaction",
+                    UsageEvent.path.in_(COMPACTED_PATHS),
+                )
+                .order_by(UsageEvent.id.desc())
+                .limit(limit)
+            )
+            return list(reversed(list(rows)))
+
     async def stats(self, tenant: str) -> dict[str, int | float]:
         """Totals over ``tenant``'s usage events and sessions."""
         compacted = UsageEvent.path.in_(COMPACTED_PATHS)

@@ -1,0 +1,80 @@
+"""What the web console needs beyond the resources: its settings, the compaction history,
+and a chat turn answered by the configured chat model."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from recap.llm.base import ModelOptions
+from recap.messages import Message, to_openai
+from recap.service.deps import State, Tenant
+from recap.service.schemas import storable
+
+router = APIRouter(tags=["console"])
+
+
+@router.get("/config")
+async def console_config(_: Tenant, state: State) -> dict[str, Any]:
+    """The settings a client needs: thresholds, the summarizer, whether a chat model answers."""
+    policy = state.store.policy
+    return {
+        "threshold": policy.trigger.limits(),
+        "keep": {policy.keep.unit: policy.keep.value},
+        "summarizer": state.runner.compactor.summarizer.name,
+        "chat_model": getattr(state.chat_model, "name", None) if state.chat_model else None,
+    }
+
+
+@router.get("/stats/compactions")
+async def compaction_history(
+    tenant: Tenant, state: State, limit: Annotated[int, Query(ge=1, le=1000)] = 200
+) -> list[dict[str, Any]]:
+    """The latest committed passes, oldest first: when, how big before and after."""
+    events = await state.store.compaction_history(tenant, limit=limit)
+    return [
+        {
+            "at": e.created_at.isoformat(),
+            "path": e.path,
+            "chars_before": e.chars_before,
+            "chars_after": e.chars_after,
+            "messages_removed": e.messages_removed,
+        }
+        for e in events
+    ]
+
+
+class ChatTurn(BaseModel):
+    """Body of ``POST /sessions/{id}/chat``: what the person typed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1, max_length=100_000)
+
+    @field_validator("content")
+    @classmethod
+    def _storable(cls, value: str) -> str:
+        return str(storable(value))
+
+
+@router.post("/sessions/{session_id}/chat")
+async def chat(session_id: str, body: ChatTurn, tenant: Tenant, state: State) -> dict[str, Any]:
+    """Append the user's message, answer it with the chat model over the compacted
+    context (Design B's chat flow), append and return the answer."""
+    if state.chat_model is None:
+        raise HTTPException(409, "no chat model is configured: set RECAP_CHAT_MODEL")
+    appended = await state.store.append(
+        tenant, session_id, [Message(role="user", content=body.content)]
+    )
+    _, loaded = await state.store.load_context(tenant, session_id)
+    turns = [
+        {"role": m.role if m.role != "tool" else "user", "content": m.text} for m in loaded.view()
+    ]
+    completion = await state.chat_model.execute(turns, ModelOptions(max_tokens=800))
+    reply = Message(role="assistant", content=completion.text)
+    stored = await state.store.append(tenant, session_id, [reply])
+    if (appended.due or stored.due) and state.worker is not None:
+        state.worker.wake()
+    return {"user_id": appended.ids[0], "assistant": to_openai(reply.replace(id=stored.ids[0]))}

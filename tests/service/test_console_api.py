@@ -1,0 +1,64 @@
+"""The routes the web console uses: its files, its settings, the compaction history, chat."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from recap.llm import FakeModel
+from tests.service.conftest import App, running_app
+from tests.service.test_api import drive, settled
+
+
+async def test_the_console_is_served_at_the_root(service: App) -> None:
+    page = await service.client.get("/")
+    assert page.status_code == 200 and 'id="summarising"' in page.text
+    script = await service.client.get("/static/app.js")
+    assert script.status_code == 200 and "summarization.started" in script.text
+    assert "/" not in (await service.client.get("/openapi.json")).json()["paths"]
+
+
+async def test_config_and_compaction_history(service: App) -> None:
+    config = (await service.client.get("/config")).json()
+    assert config == {
+        "threshold": {"chars": 2000},
+        "keep": {"chars": 600},
+        "summarizer": "extractive",
+        "chat_model": None,
+    }
+    session = await service.session()
+    await drive(service, session, 12)
+    await settled(service, session)
+    history = (await service.client.get("/stats/compactions")).json()
+    stats = (await service.client.get("/stats")).json()["summary"]
+    assert len(history) == stats["total_summarizations"] > 0
+    assert all(p["chars_after"] < p["chars_before"] for p in history)
+    chat = await service.client.post(f"/sessions/{session}/chat", json={"content": "hi"})
+    assert chat.status_code == 409 and "RECAP_CHAT_MODEL" in chat.json()["error"]["message"]
+
+
+async def test_chat_answers_through_the_compacted_context(database_url: str) -> None:
+    seen: list[Sequence[dict[str, str]]] = []
+
+    def answer(messages: Sequence[dict[str, str]]) -> str:
+        seen.append(messages)
+        return "Invoice 1007 was paid."
+
+    model = FakeModel(default=answer, name="scripted-chat")
+    async for running in running_app(database_url, chat_model=model):
+        session = await running.session()
+        await drive(running, session, 12)
+        await settled(running, session)
+        reply = await running.client.post(
+            f"/sessions/{session}/chat", json={"content": "And 1007?"}
+        )
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["assistant"]["content"] == "Invoice 1007 was paid."
+        sent = seen[-1]
+        assert sent[0]["content"].startswith("[recap summary of messages")
+        assert sent[-1] == {"role": "user", "content": "And 1007?"}
+        record = (await running.client.get(f"/sessions/{session}/messages?limit=1000")).json()
+        assert [m["content"] for m in record["items"][-2:]] == [
+            "And 1007?",
+            "Invoice 1007 was paid.",
+        ]
+        assert (await running.client.get("/config")).json()["chat_model"] == "scripted-chat"
