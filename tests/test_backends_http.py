@@ -210,3 +210,22 @@ def test_compaction_through_a_server_records_its_usage(server: ModelServer, back
     usage = result.report.usage[0]
     assert (usage.prompt_tokens, usage.completion_tokens) == (900, 31)
     assert usage.model in ("gpt-test", "qwen2.5:3b") and usage.duration_ms > 0
+
+
+@BACKENDS
+async def test_a_reply_streams_in_pieces(server: ModelServer, backend: Backend):
+    server.then(Reply("The pool was exhausted at 09:14 by the batch job."))
+    model = Retrying(backend(server.url))
+    pieces = [piece async for piece in model.stream(ASK, OPTIONS)]
+    assert len(pieces) == 10 and "".join(pieces).strip() == (
+        "The pool was exhausted at 09:14 by the batch job."
+    )
+    assert server.requests[-1].body["stream"] is True
+
+
+@BACKENDS
+async def test_a_stream_that_fails_says_why(server: ModelServer, backend: Backend):
+    server.then(Status(500))
+    with pytest.raises(BackendError) as caught:
+        _ = [piece async for piece in backend(server.url).stream(ASK, OPTIONS)]
+    assert caught.value.kind == "http" and caught.value.status == 500

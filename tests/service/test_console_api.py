@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from recap.llm import FakeModel
@@ -52,7 +53,15 @@ async def test_chat_answers_through_the_compacted_context(database_url: str) -> 
             f"/sessions/{session}/chat", json={"content": "And 1007?"}
         )
         assert reply.status_code == 200, reply.text
-        assert reply.json()["assistant"]["content"] == "Invoice 1007 was paid."
+        assert reply.headers["content-type"].startswith("text/event-stream")
+        events = [
+            (block.split("\n")[0].removeprefix("event: "), json.loads(block.split("data: ", 1)[1]))
+            for block in reply.text.strip().split("\n\n")
+        ]
+        names = [name for name, _ in events]
+        assert names[0] == "user" and names[-1] == "done" and names.count("delta") == 4
+        assert "".join(d["text"] for n, d in events if n == "delta") == "Invoice 1007 was paid."
+        assert events[-1][1]["assistant"]["content"] == "Invoice 1007 was paid."
         sent = seen[-1]
         assert sent[0]["content"].startswith("[recap summary of messages")
         assert sent[-1] == {"role": "user", "content": "And 1007?"}
@@ -62,3 +71,15 @@ async def test_chat_answers_through_the_compacted_context(database_url: str) -> 
             "Invoice 1007 was paid.",
         ]
         assert (await running.client.get("/config")).json()["chat_model"] == "scripted-chat"
+
+
+async def test_a_failing_chat_model_keeps_the_question_and_says_why(database_url: str) -> None:
+    from recap.errors import BackendError
+
+    model = FakeModel(default=BackendError("chat model down", kind="connection"))
+    async for running in running_app(database_url, chat_model=model):
+        session = await running.session()
+        reply = await running.client.post(f"/sessions/{session}/chat", json={"content": "Hello?"})
+        assert "event: error" in reply.text and "chat model down" in reply.text
+        record = (await running.client.get(f"/sessions/{session}/messages")).json()["items"]
+        assert [(m["role"], m["content"]) for m in record] == [("user", "Hello?")]

@@ -8,7 +8,7 @@ A backend subclasses :class:`ChatModel` and implements :meth:`ChatModel.execute`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -83,3 +83,10 @@ class ChatModel(ABC):
         """The prompt's size in the model's own tokens, or None when the backend cannot tell
         (then recap's estimate, with a margin, plans the request)."""
         return None
+
+    async def stream(
+        self, messages: Sequence[ChatTurn], options: ModelOptions
+    ) -> AsyncIterator[str]:
+        """The reply in pieces as the model writes it (for a chat UI). Backends that cannot
+        stream give the whole completion as one piece."""
+        yield (await self.execute(messages, options)).text

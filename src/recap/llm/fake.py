@@ -17,8 +17,9 @@ real server would reject it.
 
 from __future__ import annotations
 
+import re
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from recap.counting import approx_tokens
@@ -72,3 +73,11 @@ class FakeModel(ChatModel):
             return reply
         text = reply if isinstance(reply, str) else reply(messages)
         return Completion(text, self.name, prompt_tokens, approx_tokens(text))
+
+    async def stream(
+        self, messages: Sequence[ChatTurn], options: ModelOptions
+    ) -> AsyncIterator[str]:
+        """The scripted reply word by word, as a streaming model would send it."""
+        text = (await self.execute(messages, options)).text
+        for piece in re.findall(r"\S+\s*|\s+", text):
+            yield piece

@@ -8,10 +8,11 @@ A subclass says where to post (:attr:`HTTPChatModel.path`), what to send
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import time
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -76,6 +77,60 @@ class HTTPChatModel(ChatModel):
     def parse(self, data: Any) -> Completion:
         """The completion in a response body (raise ``KeyError``/``TypeError`` if malformed)."""
 
+    def parse_chunk(self, line: str) -> str | None:
+        """The text in one line of a streamed answer (None: nothing to show). Backends
+        that stream override it; this one streams nothing."""
+        raise NotImplementedError
+
+    async def stream(
+        self, messages: Sequence[ChatTurn], options: ModelOptions
+    ) -> AsyncIterator[str]:
+        """POST with ``stream: true`` and yield the pieces as they arrive."""
+        body = {**self.payload(messages, options), "stream": True}
+        async with contextlib.AsyncExitStack() as stack:
+            client = self.client
+            if client is None:
+                client = await stack.enter_async_context(httpx.AsyncClient(timeout=self.timeout))
+            with self._translated():
+                response = await stack.enter_async_context(
+                    client.stream(
+                        "POST", self.url, json=body, headers=self.headers, timeout=self.timeout
+                    )
+                )
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise _status_error(self.name, self.url, response)
+                async for line in response.aiter_lines():
+                    try:
+                        piece = self.parse_chunk(line) if line.strip() else None
+                    except (ValueError, KeyError, IndexError, TypeError) as exc:
+                        raise BackendError(
+                            f"{self.name}: unreadable stream line from {self.url}: {line[:200]!r}",
+                            kind="malformed",
+                        ) from exc
+                    if piece:
+                        yield piece
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        """httpx's timeouts and transport failures as :class:`BackendError`."""
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            raise BackendError(
+                f"{self.name}: no answer from {self.url} within {self.timeout:g}s "
+                f"({type(exc).__name__}); raise the timeout or check the server",
+                kind="timeout",
+                retryable=True,
+            ) from exc
+        except httpx.TransportError as exc:
+            raise BackendError(
+                f"{self.name}: could not talk to {self.url} ({type(exc).__name__}: {exc}); "
+                "is the server running and the URL right?",
+                kind="connection",
+                retryable=True,
+            ) from exc
+
     async def execute(self, messages: Sequence[ChatTurn], options: ModelOptions) -> Completion:
         """POST the request and read the answer; failures raise :class:`BackendError`."""
         started = time.perf_counter()
@@ -100,7 +155,7 @@ class HTTPChatModel(ChatModel):
         )
 
     async def _post(self, body: dict[str, Any]) -> Any:
-        try:
+        with self._translated():
             if self.client is not None:
                 response = await self.client.post(
                     self.url, json=body, headers=self.headers, timeout=self.timeout
@@ -108,20 +163,6 @@ class HTTPChatModel(ChatModel):
             else:
                 async with httpx.AsyncClient(timeout=self.timeout) as client:
                     response = await client.post(self.url, json=body, headers=self.headers)
-        except httpx.TimeoutException as exc:
-            raise BackendError(
-                f"{self.name}: no answer from {self.url} within {self.timeout:g}s "
-                f"({type(exc).__name__}); raise the timeout or check the server",
-                kind="timeout",
-                retryable=True,
-            ) from exc
-        except httpx.TransportError as exc:
-            raise BackendError(
-                f"{self.name}: could not talk to {self.url} ({type(exc).__name__}: {exc}); "
-                "is the server running and the URL right?",
-                kind="connection",
-                retryable=True,
-            ) from exc
         if response.status_code >= 400:
             raise _status_error(self.name, self.url, response)
         try:

@@ -7,6 +7,7 @@ summarizer plans for (Ollama's own default is much smaller).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +36,10 @@ class OllamaModel(HTTPChatModel):
                 "num_ctx": self.context_window,
             },
         }
+
+    def parse_chunk(self, line: str) -> str | None:
+        """One JSON object a line: ``{"message": {"content": ...}, "done": false}``."""
+        return str(json.loads(line).get("message", {}).get("content") or "")
 
     def parse(self, data: Any) -> Completion:
         """``message.content``, with ``prompt_eval_count`` / ``eval_count`` as usage."""

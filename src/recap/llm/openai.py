@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +65,16 @@ class OpenAIModel(HTTPChatModel):
             "max_tokens": options.max_tokens,
             "stream": False,
         }
+
+    def parse_chunk(self, line: str) -> str | None:
+        """``data: {choices: [{delta: {content}}]}`` lines; ``data: [DONE]`` ends."""
+        if not line.startswith("data:"):
+            return None
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return None
+        choices = json.loads(data)["choices"]
+        return str(choices[0].get("delta", {}).get("content") or "") if choices else None
 
     def parse(self, data: Any) -> Completion:
         """``choices[0].message.content`` and the ``usage`` block."""

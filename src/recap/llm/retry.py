@@ -13,7 +13,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,6 +66,10 @@ class Retrying(ChatModel):
     async def count_tokens(self, messages: Sequence[ChatTurn]) -> int | None:
         """The wrapped model's count."""
         return await self.model.count_tokens(messages)
+
+    def stream(self, messages: Sequence[ChatTurn], options: ModelOptions) -> AsyncIterator[str]:
+        """The wrapped model's stream (not retried: pieces may already be shown)."""
+        return self.model.stream(messages, options)
 
     async def execute(self, messages: Sequence[ChatTurn], options: ModelOptions) -> Completion:
         """Ask ``model``, retrying what a retry can help (see the module docstring)."""

@@ -145,12 +145,40 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 payload = behaviour.body
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self._send(behaviour.code, data, behaviour.headers)
+            elif isinstance(body, dict) and body.get("stream") is True:
+                self._stream(behaviour)
             elif self.path.endswith("/chat/completions"):
                 self._send(200, json.dumps(_openai(body, behaviour)).encode())
             elif self.path == "/api/chat":
                 self._send(200, json.dumps(_ollama(body, behaviour)).encode())
             else:
                 self._send(404, b'{"error": "no such endpoint"}')
+
+        def _stream(self, reply: Reply) -> None:
+            """The reply word by word: SSE for OpenAI's path, JSON lines for Ollama's."""
+            openai = self.path.endswith("/chat/completions")
+            self.send_response(200)
+            self.send_header(
+                "Content-Type", "text/event-stream" if openai else "application/x-ndjson"
+            )
+            self.end_headers()
+            self.close_connection = True
+            for word in reply.text.split(" "):
+                piece = word + " "
+                if openai:
+                    chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                    line = f"data: {json.dumps(chunk)}\n\n"
+                else:
+                    line = (
+                        json.dumps(
+                            {"message": {"role": "assistant", "content": piece}, "done": False}
+                        )
+                        + "\n"
+                    )
+                self.wfile.write(line.encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n" if openai else b'{"done": true}\n')
+            self.wfile.flush()
 
         def _send(self, code: int, data: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
             self.send_response(code)

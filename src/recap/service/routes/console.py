@@ -3,9 +3,13 @@ and a chat turn answered by the configured chat model."""
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recap.llm.base import ModelOptions
@@ -14,6 +18,8 @@ from recap.service.deps import State, Tenant
 from recap.service.schemas import storable
 
 router = APIRouter(tags=["console"])
+log = logging.getLogger("recap.service")
+CHAT_OPTIONS = ModelOptions(temperature=0.7, max_tokens=800)
 
 
 @router.get("/config")
@@ -59,22 +65,49 @@ class ChatTurn(BaseModel):
         return str(storable(value))
 
 
-@router.post("/sessions/{session_id}/chat")
-async def chat(session_id: str, body: ChatTurn, tenant: Tenant, state: State) -> dict[str, Any]:
-    """Append the user's message, answer it with the chat model over the compacted
-    context (Design B's chat flow), append and return the answer."""
-    if state.chat_model is None:
+@router.post(
+    "/sessions/{session_id}/chat",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "Server-Sent Events: user, delta (text pieces), done, error",
+            "content": {"text/event-stream": {}},
+        }
+    },
+)
+async def chat(session_id: str, body: ChatTurn, tenant: Tenant, state: State) -> StreamingResponse:
+    """Append the user's message and stream the chat model's answer over the compacted
+    context (Design B's chat flow) as Server-Sent Events: ``user`` (its id), ``delta``
+    (pieces of text), then ``done`` (the stored answer) or ``error``."""
+    model = state.chat_model
+    if model is None:
         raise HTTPException(409, "no chat model is configured: set RECAP_CHAT_MODEL")
-    appended = await state.store.append(
-        tenant, session_id, [Message(role="user", content=body.content)]
-    )
+    user = Message(role="user", content=body.content)
+    appended = await state.store.append(tenant, session_id, [user])
     _, loaded = await state.store.load_context(tenant, session_id)
     turns = [
         {"role": m.role if m.role != "tool" else "user", "content": m.text} for m in loaded.view()
     ]
-    completion = await state.chat_model.execute(turns, ModelOptions(max_tokens=800))
-    reply = Message(role="assistant", content=completion.text)
-    stored = await state.store.append(tenant, session_id, [reply])
-    if (appended.due or stored.due) and state.worker is not None:
-        state.worker.wake()
-    return {"user_id": appended.ids[0], "assistant": to_openai(reply.replace(id=stored.ids[0]))}
+
+    async def events() -> AsyncIterator[str]:
+        yield _sse("user", {"id": appended.ids[0]})
+        pieces: list[str] = []
+        try:
+            async for piece in model.stream(turns, CHAT_OPTIONS):
+                pieces.append(piece)
+                yield _sse("delta", {"text": piece})
+        except Exception as exc:  # the model failed: the user's message stays, no answer
+            log.warning("chat model failed for session %s: %s", session_id, exc)
+            yield _sse("error", {"message": str(exc)})
+            return
+        reply = Message(role="assistant", content="".join(pieces))
+        stored = await state.store.append(tenant, session_id, [reply])
+        if (appended.due or stored.due) and state.worker is not None:
+            state.worker.wake()
+        yield _sse("done", {"assistant": to_openai(reply.replace(id=stored.ids[0]))})
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _sse(name: str, data: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n"

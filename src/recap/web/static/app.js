@@ -268,6 +268,29 @@ function setBusy(busy) {
   $("#memory-button").dataset.busy = String(Boolean(busy));
 }
 
+// Reads a text/event-stream body, calling onEvent(name, data) per event.
+async function readEvents(response, onEvent) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
+      }
+      if (data) onEvent(name, JSON.parse(data));
+    }
+  }
+}
+
 async function listen(id) {
   if (state.stream) state.stream.abort();
   const controller = new AbortController();
@@ -275,33 +298,14 @@ async function listen(id) {
   const headers = state.key ? { Authorization: `Bearer ${state.key}` } : {};
   try {
     const response = await fetch(`/sessions/${id}/events`, { headers, signal: controller.signal });
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        handle(buffer.slice(0, cut));
-        buffer = buffer.slice(cut + 2);
-      }
-    }
+    await readEvents(response, handle);
   } catch (error) {
     if (error.name === "AbortError") return;
   }
   if (state.session === id && !controller.signal.aborted) setTimeout(() => listen(id), 1000);
 }
 
-function handle(block) {
-  let name = "message";
-  let data = "";
-  for (const line of block.split("\n")) {
-    if (line.startsWith("event:")) name = line.slice(6).trim();
-    else if (line.startsWith("data:")) data += line.slice(5).trim();
-  }
-  if (!data) return;
-  const event = JSON.parse(data);
+function handle(name, event) {
   if (name === "summarization.started") { setBusy(true); $("#failure").hidden = true; }
   if (name === "summarization.finished" || name === "summarization.skipped") { setBusy(false); refresh().catch(report); }
   if (name === "summarization.failed") {
@@ -320,7 +324,8 @@ $("#composer").addEventListener("submit", async (event) => {
   $("#send").disabled = true;
   try {
     if (state.config && state.config.chat_model) {
-      await api(`/sessions/${state.session}/chat`, { method: "POST", json: { content } });
+      $("#message").value = "";
+      await chat(content);
     } else {
       await api(`/sessions/${state.session}/messages`, { method: "POST", json: { messages: [{ role: $("#role").value, content }] } });
     }
@@ -330,6 +335,28 @@ $("#composer").addEventListener("submit", async (event) => {
   $("#send").disabled = false;
   $("#message").focus();
 });
+
+// One chat turn: the answer is shown as it streams in, then the record is reloaded.
+async function chat(content) {
+  const headers = { "Content-Type": "application/json" };
+  if (state.key) headers.Authorization = `Bearer ${state.key}`;
+  const response = await fetch(`/sessions/${state.session}/chat`, { method: "POST", headers, body: JSON.stringify({ content }) });
+  if (!response.ok) {
+    const body = await response.json();
+    throw new Error(body.error ? body.error.message : response.statusText);
+  }
+  $("#record").append(messageElement({ id: "…", role: "user", content }));
+  const answer = messageElement({ id: "…", role: "assistant", content: "" });
+  answer.classList.add("streaming");
+  $("#record").append(answer);
+  let failure = null;
+  await readEvents(response, (name, data) => {
+    if (name === "delta") { answer.append(document.createTextNode(data.text)); $("#record").scrollTop = $("#record").scrollHeight; }
+    if (name === "error") failure = data.message;
+  });
+  await refresh();
+  if (failure) throw new Error(`The chat model failed: ${failure}`);
+}
 
 $("#message").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("#composer").requestSubmit(); }
