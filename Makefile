@@ -4,10 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DATA   ?= ../shared/data
 
-.PHONY: setup run demo test lint format eval bench clean
+.PHONY: setup browser run demo test lint format eval bench clean
 
-## setup: the venv with recap and its development tools (builds llama-cpp-python once)
-setup: $(VENV)/.dev
+## setup: the venv with recap and its development tools (builds llama-cpp-python once),
+##        and the browser the web console's tests drive
+setup: $(VENV)/.dev browser
 
 $(VENV)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +24,19 @@ $(VENV)/.dev: $(VENV)/.core
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
+## browser: Debian's chromium, which Playwright drives headless in tests/web (Playwright's
+##          own browser downloads are never used); skipped when $(CHROMIUM) is there
+CHROMIUM ?= /usr/bin/chromium
+SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		echo "installing Debian's chromium (for the web console's tests)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@$(CHROMIUM) --version 2>/dev/null  # (Debian's launcher script chatters on stderr)
+
 ## run: start the memory service on its embedded defaults (SQLite file recap.db, extractive
 ##      summarizer, no model) at http://127.0.0.1:8000 — API docs at /docs; Ctrl-C stops it
 run: $(VENV)/.core
@@ -35,7 +49,7 @@ demo: $(VENV)/.core
 	@echo "compacted history written to out/incident_compacted.json"
 
 ## test: lint, type-check and run the whole test suite
-test: setup lint
+test: setup browser lint
 	@$(BIN)/pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that is a failure here"; exit 1; fi; \
 	exit $$rc

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,8 @@ def test_under_the_threshold_the_output_equals_the_input():
     run = recap("compact", str(EXAMPLE), "--report", "/dev/null")
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == json.loads(EXAMPLE.read_text())
+    # written through, not replaced by a file (output is otherwise renamed into place)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def test_a_directory_of_inputs_goes_to_an_output_directory(tmp_path: Path):

@@ -172,12 +172,17 @@ def _target(name: str, out: str | None, count: int) -> str | None:
 
 
 def _write(target: str | None, text: str) -> None:
-    """Write ``text`` to stdout or to ``target`` whole: a file appears complete or not at all."""
+    """Write ``text`` to stdout or to ``target`` whole: a file appears complete or not at all
+    (written aside, then renamed into place); a device or pipe is written through."""
     data = text.encode("utf-8")
     if target is None:
         sys.stdout.write(text)
         return
     path = Path(target)
+    if path.exists() and not path.is_file():  # /dev/null, a pipe: write through, never replace
+        with path.open("wb") as stream:
+            stream.write(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     partial.write_bytes(data)

@@ -89,7 +89,7 @@ async function loadSessions() {
     open.type = "button";
     open.innerHTML = `<span></span><small></small>`;
     open.firstChild.textContent = s.title || `Session ${s.id.slice(0, 8)}`;
-    open.lastChild.textContent = `${number(s.message_count)} messages · ${number(s.context_chars)} chars in context`;
+    open.lastChild.textContent = `${number(s.message_count)} msgs · ${number(s.context_chars)} chars`;
     open.addEventListener("click", () => openSession(s.id).catch(report));
     const remove = document.createElement("button");
     remove.className = "delete";
@@ -230,8 +230,7 @@ async function refresh() {
   const atBottom = record.scrollHeight - record.scrollTop - record.clientHeight < 40;
   record.replaceChildren(...nodes);
   if (atBottom) record.scrollTop = record.scrollHeight;
-  renderMemory(summaries, context);
-  setBusy(session.compacting);
+  renderMemory(summaries, context);  // "Summarising…" follows the events alone
   loadSessions().catch(report);
 }
 
@@ -415,7 +414,7 @@ function drawChart(passes) {
   const label = document.createElementNS(ns, "text");
   label.setAttribute("class", "label");
   label.setAttribute("x", "796"); label.setAttribute("y", "14"); label.setAttribute("text-anchor", "end");
-  label.textContent = `${passes.length} passes · tallest ${number(max)} chars`;
+  label.textContent = `${passes.length} ${passes.length === 1 ? "pass" : "passes"} · tallest ${number(max)} chars`;
   svg.append(label);
   passes.forEach((p, i) => {
     for (const [cls, value, inset] of [["before", p.chars_before, 0.1], ["after", p.chars_after, 0.3]]) {

@@ -1,0 +1,1 @@
+"""End-to-end tests of the web console in a real browser."""

@@ -1,0 +1,126 @@
+"""The web console in a real browser: Debian's chromium (``make browser`` installs it) driven
+by Playwright, against ``recap serve`` in its own process on a free loopback port."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
+
+from tests.conftest import CLEAN_ENV, ROOT
+from tests.service.processes import free_port
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+TIMEOUT_MS = 10_000
+"""How long a browser step may wait for the page (the slowest is a compaction, ~1.5 s)."""
+
+
+def serve_env(database: Path, **values: str) -> dict[str, str]:
+    """``recap serve``'s environment: a fresh SQLite file, small thresholds, a fast poll."""
+    env = {k: v for k, v in CLEAN_ENV.items() if not k.startswith(("RECAP_", "SUMMAR"))}
+    return {
+        **env,
+        "RECAP_DATABASE_URL": f"sqlite:///{database}",
+        "RECAP_THRESHOLD_CHARS": "2000",
+        "RECAP_KEEP_CHARS": "600",
+        "RECAP_POLL_INTERVAL_S": "0.1",
+        **values,
+    }
+
+
+@contextlib.contextmanager
+def serving(folder: Path, **env: str) -> Iterator[str]:
+    """``recap serve`` on a free port with a database in ``folder``; its base URL. On the way
+    out it must stop cleanly and have logged no traceback."""
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log_path = folder / "serve.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "recap", "serve", "--port", str(port)],
+            env=serve_env(folder / "recap.db", **env),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=folder,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                assert process.poll() is None, log_path.read_text()
+                with contextlib.suppress(httpx.TransportError):
+                    if httpx.get(f"{url}/healthz").status_code == 200:
+                        break
+                assert time.monotonic() < deadline, "recap serve did not come up"
+                time.sleep(0.05)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+    output = log_path.read_text()
+    assert process.returncode in (0, -15), output
+    assert "Traceback" not in output, output
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    """Headless chromium from Debian's package; fails (never skips) when it is missing."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium")
+    browser = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--headless=new"]
+    )
+    yield browser
+    browser.close()
+
+
+class Watched:
+    """A page whose console errors and uncaught exceptions are collected."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.errors: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        page.on("dialog", lambda dialog: dialog.accept())  # "Delete this session?" — yes
+        page.set_default_timeout(TIMEOUT_MS)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(f"console: {message.text} ({message.location.get('url')})")
+
+    def assert_no_errors(self, allowed: tuple[str, ...] = ()) -> None:
+        errors = [e for e in self.errors if not any(a in e for a in allowed)]
+        assert not errors, "the browser reported errors:\n" + "\n".join(errors)
+
+
+@contextlib.contextmanager
+def watched(browser: Browser, **context: Any) -> Iterator[Watched]:
+    """A fresh browser context (no stored key, given viewport) and its watched page."""
+    ctx = browser.new_context(**context)
+    try:
+        yield Watched(ctx.new_page())
+    finally:
+        ctx.close()
+
+
+def screenshot(page: Page, name: str) -> None:
+    """Overwrite docs/screenshots/NAME.png with the page as it is now."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
