@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from recap.testing.model_server import Hang, ModelServer, Status
+from recap.testing.model_server import Hang, ModelServer, Reply, Status
 from tests.service.conftest import turn
 from tests.web.conftest import screenshot, serving, watched
 
@@ -417,3 +417,49 @@ def test_with_api_keys_the_console_asks_for_one(browser: Browser, tmp_path: Path
             expect(page.locator("#message")).to_be_enabled()
             # the browser logs each refused request (401) by itself; nothing else may fail
             w.assert_no_errors(allowed=("status of 401",))
+
+
+def test_a_chat_model_answers_streamed_and_compact_now_folds(
+    browser: Browser, tmp_path: Path
+) -> None:
+    answer = "Invoice 1007 was paid by bank transfer on day 3 and the ticket is closed."
+    with (
+        ModelServer(default=Reply(answer)) as model,
+        serving(
+            tmp_path,
+            RECAP_CHAT_MODEL="openai:chatty",
+            RECAP_LLM_URL=model.url,
+            RECAP_EMBEDDED_WORKER="false",
+        ) as url,
+        watched(browser, viewport=DESKTOP) as w,
+    ):
+        page = w.page
+        page.goto(url)
+        expect(page.locator("#composer-note")).to_contain_text("chatty answers")
+        expect(page.locator("#role")).to_be_hidden()
+        session = new_session(page)
+        earlier = [m for n in range(3) for m in turn(n)]  # under the threshold: nothing due
+        httpx.post(f"{url}/sessions/{session}/messages", json={"messages": earlier})
+        page.locator(f'#sessions li[data-id="{session}"] .open').click()  # reopen: shows them
+        answers = page.locator('#record > .message[data-role="assistant"]')
+        for n, question in enumerate(("Was invoice 1007 paid?", "And the ticket?")):
+            before = 3 + n  # the earlier turns' answers, then the chat's
+            expect(answers).to_have_count(before)
+            page.locator("#message").fill(question)
+            page.locator("#message").press("Enter")
+            expect(answers).to_have_count(before + 1)
+            expect(answers.last).to_contain_text(answer)
+        streamed = [r for r in model.requests if r.body.get("stream") is True]
+        assert len(streamed) == 2, "each answer was streamed"
+        assert streamed[-1].body["messages"][-1] == {"role": "user", "content": "And the ticket?"}
+        record = httpx.get(f"{url}/sessions/{session}/messages").json()["items"]
+        assert [m["role"] for m in record][-4:] == ["user", "assistant", "user", "assistant"]
+        page.click("#memory-button")
+        page.click("#compact-now")
+        card = page.locator("#record .summary-card")
+        expect(card).to_have_count(1)
+        summary = httpx.get(f"{url}/sessions/{session}/summaries").json()[0]
+        expect(card).to_have_attribute("data-range", summary["episode_range"])
+        assert summary["first_message_id"] == 1
+        expect(page.locator("#memory .summary-card")).to_have_count(1)
+        w.assert_no_errors()
