@@ -61,7 +61,9 @@ async def until(
         if result:
             return
         if loop.time() > deadline:
-            output = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')}" for p in logs)
+            output = "\n".join(
+                f"--- {p.name}\n{p.read_text(errors='replace')}" for p in logs if p.exists()
+            )
             raise AssertionError(f"timed out waiting for {what}\n{output}")
         await asyncio.sleep(0.05)
 

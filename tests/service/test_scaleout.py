@@ -201,3 +201,19 @@ async def test_sigterm_makes_a_worker_give_its_lease_back(
             state = (await app.client.get(f"/sessions/{session}")).json()
             assert not state["compacting"] and state["due"], "lease given back, session still due"
             assert "stopped" in log.read_text()
+
+
+def test_processes_starting_together_migrate_one_after_another(postgres_url: str) -> None:
+    """Without the migration lock, two of three would fail on a duplicate table."""
+    migrations = [
+        subprocess.Popen(
+            [sys.executable, "-m", "recap", "migrate"],
+            env=plain_env(postgres_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    results = [(m.wait(timeout=60), m.communicate()) for m in migrations]
+    assert [code for code, _ in results] == [0, 0, 0], results
