@@ -318,21 +318,22 @@ function handle(name, event) {
 // --- writing -----------------------------------------------------------------------------
 $("#composer").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const content = $("#message").value.trim();
+  const box = $("#message");
+  const content = box.value.trim();
   if (!content || !state.session) return;
-  $("#send").disabled = true;
+  box.value = "";  // cleared at once: what is typed while this one is sent stays
   try {
     if (state.config && state.config.chat_model) {
-      $("#message").value = "";
       await chat(content);
     } else {
       await api(`/sessions/${state.session}/messages`, { method: "POST", json: { messages: [{ role: $("#role").value, content }] } });
+      await refresh();
     }
-    $("#message").value = "";
-    await refresh();
-  } catch (error) { report(error); }
-  $("#send").disabled = false;
-  $("#message").focus();
+  } catch (error) {
+    if (!box.value) box.value = content;  // not sent: give it back
+    report(error);
+  }
+  box.focus();
 });
 
 // One chat turn: the answer is shown as it streams in, then the record is reloaded.
