@@ -1,25 +1,19 @@
-"""Real recap processes for the service tests: ports, environments, starting and waiting."""
+"""Real recap processes for the service tests: environments, workers, waiting.
+
+(Ports and starting processes come from :mod:`recap.testing.processes`.)
+"""
 
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from recap.testing.processes import free_port, start_recap
 from tests.conftest import CLEAN_ENV
 from tests.service.conftest import SMALL
-
-
-def free_port() -> int:
-    """A TCP port free on loopback right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 LEASE_S = 2.0
 
@@ -68,13 +62,4 @@ async def until(
         await asyncio.sleep(0.05)
 
 
-def start_recap(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """``python -m recap ARGS`` in its own process, its output in ``log``."""
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "recap", *args],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+__all__ = ["LEASE_S", "free_port", "start_recap", "start_worker", "until", "worker_env"]

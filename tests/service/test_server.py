@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
+from recap.testing.processes import free_port, serving
 from tests.conftest import CLEAN_ENV
 from tests.service.conftest import turn
-from tests.service.processes import free_port
 
 
 def _env(**values: str) -> dict[str, str]:
@@ -27,38 +27,15 @@ def _env(**values: str) -> dict[str, str]:
 
 @pytest.fixture
 def server(database_url: str, tmp_path: Path) -> Iterator[str]:
-    """``recap serve`` on a free port; its base URL."""
-    port = free_port()
-    log = (tmp_path / "serve.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "recap", "serve", "--port", str(port)],
-        env=_env(RECAP_DATABASE_URL=database_url, RECAP_POLL_INTERVAL_S="0.1"),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=tmp_path,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, (tmp_path / "serve.log").read_text()
-            try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "recap serve did not come up"
-            time.sleep(0.1)
+    """``recap serve`` on a free port; its base URL. It must stop cleanly on SIGTERM."""
+    log = tmp_path / "serve.log"
+    env = _env(RECAP_DATABASE_URL=database_url, RECAP_POLL_INTERVAL_S="0.1")
+    with serving(env, log, cwd=tmp_path) as (url, process):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        log.close()
-        output = (tmp_path / "serve.log").read_text()
-        # uvicorn shuts down gracefully, then re-raises SIGTERM so the exit status tells it
-        assert process.returncode in (0, -15), output
-        assert "recap service ready" in output
-        assert "Traceback" not in output, output
+    output = log.read_text()
+    # uvicorn shuts down gracefully, then re-raises SIGTERM so the exit status tells it
+    assert process.returncode in (0, -15), output
+    assert "recap service ready" in output and "Traceback" not in output, output
 
 
 def _sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:

@@ -4,19 +4,15 @@ by Playwright, against ``recap serve`` in its own process on a free loopback por
 from __future__ import annotations
 
 import contextlib
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
 
+from recap.testing.processes import serving as recap_server
 from tests.conftest import CLEAN_ENV, ROOT
-from tests.service.processes import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -42,32 +38,10 @@ def serving(folder: Path, **env: str) -> Iterator[str]:
     """``recap serve`` on a free port with a database in ``folder``; its base URL. On the way
     out it must stop cleanly and have logged no traceback."""
     folder.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log_path = folder / "serve.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "recap", "serve", "--port", str(port)],
-            env=serve_env(folder / "recap.db", **env),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=folder,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                assert process.poll() is None, log_path.read_text()
-                with contextlib.suppress(httpx.TransportError):
-                    if httpx.get(f"{url}/healthz").status_code == 200:
-                        break
-                assert time.monotonic() < deadline, "recap serve did not come up"
-                time.sleep(0.05)
-            yield url
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
-    output = log_path.read_text()
+    log = folder / "serve.log"
+    with recap_server(serve_env(folder / "recap.db", **env), log, cwd=folder) as (url, process):
+        yield url
+    output = log.read_text()
     assert process.returncode in (0, -15), output
     assert "Traceback" not in output, output
 

@@ -22,7 +22,6 @@ import itertools
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -38,6 +37,7 @@ import psycopg
 from recap.messages import from_openai, is_valid_history
 from recap.store.urls import libpq_url
 from recap.testing.model_server import Garbage, Hang, ModelServer, Reply, Status
+from recap.testing.processes import free_port, start_recap
 
 STUB_SUMMARY = (
     "**Investigating:** the customer's invoices and tickets.\n"
@@ -171,18 +171,11 @@ class Fleet:
 
     def _start(self, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
         self._logs += 1
-        log = (self.folder / f"{self._logs:02d}-{args[0]}.log").open("wb")
-        return subprocess.Popen(
-            [sys.executable, "-m", "recap", *args],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        return start_recap(args, env, self.folder / f"{self._logs:02d}-{args[0]}.log")
 
     def start_server(self) -> str:
         """One more ``recap serve`` (no embedded worker); its base URL."""
-        port = _free_port()
+        port = free_port()
         env = self.env(RECAP_EMBEDDED_WORKER="false", RECAP_MIGRATE_ON_START="false")
         self.servers.append(
             (f"http://127.0.0.1:{port}", self._start(["serve", "--port", str(port)], env))
@@ -212,14 +205,6 @@ class Fleet:
             f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
             for p in sorted(self.folder.glob("*.log"))
         )
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Progress:

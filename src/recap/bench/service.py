@@ -19,16 +19,13 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
@@ -37,6 +34,7 @@ from recap.messages import Message, to_openai
 from recap.settings import SummarizationSettings
 from recap.store import Store, migrate, open_engine
 from recap.store.urls import is_sqlite
+from recap.testing import processes
 
 T = TypeVar("T")
 
@@ -48,7 +46,6 @@ TENANT = "bench"
 FILL_BATCH = 1_000
 WARMUP = 5
 """Unrecorded samples (and requests per client) first: connections, caches, statements."""
-START_TIMEOUT_S = 60.0
 
 
 class ServerFailed(RecapError):
@@ -255,51 +252,25 @@ would be; one shared pool costs this process twice the CPU) sends the phase's ``
 @asynccontextmanager
 async def serving(url: str) -> AsyncIterator[str]:
     """``recap serve`` on a free loopback port, no model and no worker; its base URL."""
-    port = _free_port()
     env = {
         **os.environ,
         "RECAP_DATABASE_URL": url,
         "RECAP_HOST": "127.0.0.1",
-        "RECAP_PORT": str(port),
         "RECAP_API_KEYS": "",
         "RECAP_EMBEDDED_WORKER": "false",
         "RECAP_LLM": "extractive",
         "RECAP_THRESHOLD_CHARS": str(NEVER_DUE.threshold_chars),
     }
-    base_url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryFile() as output:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "recap", "serve", env=env, stdout=output, stderr=subprocess.STDOUT
-        )
+    with tempfile.TemporaryDirectory() as folder:
+        server = processes.serving(env, Path(folder) / "serve.log")
         try:
-            await _ready(base_url, process, output)
+            base_url, _ = await asyncio.to_thread(server.__enter__)
+        except RuntimeError as exc:
+            raise ServerFailed(str(exc)[-2000:]) from exc
+        try:
             yield base_url
         finally:
-            if process.returncode is None:
-                process.terminate()
-            await process.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def _ready(base_url: str, process: asyncio.subprocess.Process, output: IO[bytes]) -> None:
-    """Wait until the server answers ``/healthz``; :class:`ServerFailed` if it never does."""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    async with httpx.AsyncClient(base_url=base_url, trust_env=False) as http:
-        while process.returncode is None and time.monotonic() < deadline:
-            try:
-                if (await http.get("/healthz")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.1)
-    output.seek(0)
-    printed = output.read().decode(errors="replace").strip()[-2000:]
-    raise ServerFailed(f"recap serve did not answer on {base_url}: {printed or 'no output'}")
+            await asyncio.to_thread(server.__exit__, None, None, None)
 
 
 async def http_rounds(base_url: str, options: Options) -> tuple[Round, ...]:
