@@ -102,3 +102,17 @@ async def test_a_session_deleted_during_its_pass_is_dropped_quietly(database_url
         outcome = await running
         assert outcome is not None and outcome.path == "lost"
         assert await app.state.runner.run_due() is None
+
+
+async def test_stats_count_each_model_calls_tokens_once(database_url: str) -> None:
+    """A pass's usage event repeats its calls' tokens; the totals count the calls only."""
+    model = FakeModel(default=SUMMARY)
+    async for app in running_app(database_url, compactor=Compactor(LLMSummarizer(model))):
+        session = await app.session()
+        await drive(app, session, 12)
+        await settled(app, session)
+        events = await app.state.store.usage_events("default")
+        calls = [e for e in events if e.kind == "model_call"]
+        stats = (await app.client.get("/stats")).json()["summary"]
+        assert calls and stats["prompt_tokens"] == sum(e.prompt_tokens for e in calls) > 0
+        assert stats["completion_tokens"] == sum(e.completion_tokens for e in calls)

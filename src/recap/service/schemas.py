@@ -53,7 +53,6 @@ class SessionOut(BaseModel):
     @classmethod
     def of(cls, record: SessionRecord) -> SessionOut:
         """The API view of a stored session."""
-        now = dt.datetime.now(dt.UTC)
         return cls(
             id=record.uuid,
             title=record.title,
@@ -67,7 +66,7 @@ class SessionOut(BaseModel):
             context_tokens=record.context_tokens,
             summarized_through=record.summarized_through,
             due=record.due_since is not None,
-            compacting=record.lease_expires_at is not None and record.lease_expires_at >= now,
+            compacting=record.leased,
             failures=record.failures,
             last_error=record.last_error,
         )

@@ -100,6 +100,11 @@ class SessionRecord(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(200))
     lease_expires_at: Mapped[dt.datetime | None]
 
+    @property
+    def leased(self) -> bool:
+        """Whether a compaction lease on the session is live now."""
+        return self.lease_expires_at is not None and self.lease_expires_at >= utcnow()
+
 
 class MessageRecord(Base):
     """One message as appended (its OpenAI dict), with its measured size."""

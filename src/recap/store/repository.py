@@ -320,13 +320,11 @@ class Store:
     async def claim(self, tenant: str, session_uuid: str, owner: str, lease: dt.timedelta) -> Claim:
         """Lease one session now (a compaction asked for by a request); :class:`BusyError`
         while another lease on it is live."""
-        now = utcnow()
         async with self.transaction() as tx:
             record = await self._session(tx, tenant, session_uuid, lock=True)
-            expires = record.lease_expires_at
-            if expires is not None and expires >= now:
+            if record.leased:
                 raise BusyError(f"session {session_uuid} is being compacted right now")
-            return _lease(record, owner, now + lease)
+            return _lease(record, owner, utcnow() + lease)
 
     async def renew(self, claim: Claim, lease: dt.timedelta) -> bool:
         """Extend a lease still held; False when it was lost."""
@@ -350,14 +348,6 @@ class Store:
                 )
                 .values(lease_token=None, lease_owner=None, lease_expires_at=None)
             )
-
-    async def is_leased(self, session_id: int) -> bool:
-        """Whether a live lease is held on the session."""
-        async with self.transaction() as tx:
-            expires = await tx.scalar(
-                select(SessionRecord.lease_expires_at).where(SessionRecord.id == session_id)
-            )
-            return expires is not None and expires >= utcnow()
 
     async def _held(self, tx: AsyncSession, claim: Claim, loaded: Loaded) -> SessionRecord:
         record = await tx.scalar(
@@ -484,6 +474,7 @@ class Store:
     async def stats(self, tenant: str) -> dict[str, int | float]:
         """Totals over ``tenant``'s usage events and sessions."""
         compacted = UsageEvent.path.in_(COMPACTED_PATHS)
+        call = UsageEvent.kind == "model_call"  # a pass's own event repeats its calls' tokens
         async with self.transaction() as tx:
             events = (
                 await tx.execute(
@@ -493,9 +484,9 @@ class Store:
                         func.coalesce(func.sum(UsageEvent.tokens_saved), 0),
                         func.count().filter(UsageEvent.kind == "compaction", ~compacted),
                         func.count().filter(UsageEvent.path == "fallback"),
-                        func.count().filter(UsageEvent.kind == "model_call"),
-                        func.coalesce(func.sum(UsageEvent.prompt_tokens), 0),
-                        func.coalesce(func.sum(UsageEvent.completion_tokens), 0),
+                        func.count().filter(call),
+                        func.coalesce(func.sum(UsageEvent.prompt_tokens).filter(call), 0),
+                        func.coalesce(func.sum(UsageEvent.completion_tokens).filter(call), 0),
                     ).where(UsageEvent.tenant == tenant)
                 )
             ).one()
@@ -537,38 +528,38 @@ COMPACTED_PATHS = ("llm", "extractive", "fallback")
 def usage_events(
     claim: Claim, result: CompactionResult | None, *, path: str, reason: str | None
 ) -> list[UsageEvent]:
-    """The usage events of one pass: one per model call, then the compaction itself."""
-    events = [_model_call(claim, u) for u in (result.report.usage if result else ())]
-    report = result.report if result else None
-    saved = report.size_before - report.size_after if report and report.compacted else Size()
-    removed = report.messages_removed if report else 0
-    chars_removed = report.chars_removed if report else 0
-    events.append(
-        UsageEvent(
-            tenant=claim.tenant,
-            session_id=claim.session_id,
-            kind="compaction",
-            path=path,
-            reason=reason,
-            strategy=report.strategy if report else None,
-            messages_removed=removed,
-            chars_removed=chars_removed,
-            tokens_saved=max(0, saved.tokens),
-            chars_before=report.size_before.chars if report else 0,
-            chars_after=report.size_after.chars if report else 0,
-            prompt_tokens=sum(u.prompt_tokens or 0 for u in report.usage) if report else 0,
-            completion_tokens=sum(u.completion_tokens or 0 for u in report.usage) if report else 0,
-            duration_ms=report.elapsed_ms if report else 0.0,
-            meta={
-                "summarization": True,
-                "messages_removed": removed,
-                "chars_removed": chars_removed,
-                "path": path,
-                **({"reason": reason} if reason else {}),
-            },
-        )
+    """The usage events of one pass: one per model call, then the compaction itself
+    (Design A's metadata: ``summarization``, ``messages_removed``, ``chars_removed``)."""
+    report = result.report if result is not None else None
+    calls = [_model_call(claim, u) for u in (report.usage if report else ())]
+    compaction = UsageEvent(
+        tenant=claim.tenant,
+        session_id=claim.session_id,
+        kind="compaction",
+        path=path,
+        reason=reason,
     )
-    return events
+    removed = chars_removed = 0
+    if report is not None:
+        removed, chars_removed = report.messages_removed, report.chars_removed
+        saved = report.size_before - report.size_after if report.compacted else Size()
+        compaction.strategy = report.strategy
+        compaction.messages_removed = removed
+        compaction.chars_removed = chars_removed
+        compaction.tokens_saved = max(0, saved.tokens)
+        compaction.chars_before = report.size_before.chars
+        compaction.chars_after = report.size_after.chars
+        compaction.prompt_tokens = sum(u.prompt_tokens or 0 for u in report.usage)
+        compaction.completion_tokens = sum(u.completion_tokens or 0 for u in report.usage)
+        compaction.duration_ms = report.elapsed_ms
+    compaction.meta = {
+        "summarization": True,
+        "messages_removed": removed,
+        "chars_removed": chars_removed,
+        "path": path,
+        **({"reason": reason} if reason else {}),
+    }
+    return [*calls, compaction]
 
 
 def _model_call(claim: Claim, usage: Usage) -> UsageEvent:

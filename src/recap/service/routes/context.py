@@ -53,7 +53,7 @@ async def _settle(state: ServiceState, tenant: str, session_id: str, request_id:
     deadline = time.monotonic() + state.settings.sync_wait_s
     while True:
         record = await state.store.get_session(tenant, session_id)
-        if record.due_since is None and not await state.store.is_leased(record.id):
+        if record.due_since is None and not record.leased:
             return
         try:
             if record.due_since is not None:
