@@ -18,23 +18,34 @@ from tests.service.conftest import SMALL
 LEASE_S = 2.0
 
 
+def recap_env(database_url: str | None = None, **values: str) -> dict[str, str]:
+    """The environment of a recap process in the tests: none of the caller's ``RECAP_`` or
+    ``SUMMARIZATION_`` settings, the small test thresholds, a fast poll, then ``values``."""
+    env = {k: v for k, v in CLEAN_ENV.items() if not k.startswith(("RECAP_", "SUMMAR"))}
+    if database_url is not None:
+        env["RECAP_DATABASE_URL"] = database_url
+    return {
+        **env,
+        "RECAP_THRESHOLD_CHARS": str(SMALL.threshold_chars),
+        "RECAP_KEEP_CHARS": str(SMALL.keep_chars),
+        "RECAP_POLL_INTERVAL_S": "0.1",
+        **values,
+    }
+
+
 def worker_env(database_url: str, model_url: str) -> dict[str, str]:
     """A ``recap worker`` on the test database, summarizing through the model server, with the
     app's thresholds, a short lease and a fast poll."""
-    return {
-        **CLEAN_ENV,
-        "RECAP_DATABASE_URL": database_url,
-        "RECAP_LLM": "openai:test-model",
-        "RECAP_LLM_URL": model_url,
-        "RECAP_FALLBACK": "none",
-        "RECAP_LLM_ATTEMPTS": "1",
-        "RECAP_LLM_TIMEOUT": "120",
-        "RECAP_LEASE_S": str(LEASE_S),
-        "RECAP_POLL_INTERVAL_S": "0.1",
-        "RECAP_RETRY_BASE_S": "0.2",
-        "RECAP_THRESHOLD_CHARS": str(SMALL.threshold_chars),
-        "RECAP_KEEP_CHARS": str(SMALL.keep_chars),
-    }
+    return recap_env(
+        database_url,
+        RECAP_LLM="openai:test-model",
+        RECAP_LLM_URL=model_url,
+        RECAP_FALLBACK="none",
+        RECAP_LLM_ATTEMPTS="1",
+        RECAP_LLM_TIMEOUT="120",
+        RECAP_LEASE_S=str(LEASE_S),
+        RECAP_RETRY_BASE_S="0.2",
+    )
 
 
 def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -62,4 +73,12 @@ async def until(
         await asyncio.sleep(0.05)
 
 
-__all__ = ["LEASE_S", "free_port", "start_recap", "start_worker", "until", "worker_env"]
+__all__ = [
+    "LEASE_S",
+    "free_port",
+    "recap_env",
+    "start_recap",
+    "start_worker",
+    "until",
+    "worker_env",
+]

@@ -20,9 +20,15 @@ from sqlalchemy import text
 from recap.bench import reliability
 from recap.store.urls import libpq_url
 from recap.testing.model_server import Hang, ModelServer
-from tests.conftest import CLEAN_ENV
-from tests.service.conftest import SMALL, postgres_database, running_app, turn
-from tests.service.processes import free_port, start_recap, start_worker, until, worker_env
+from tests.service.conftest import postgres_database, running_app, turn
+from tests.service.processes import (
+    free_port,
+    recap_env,
+    start_recap,
+    start_worker,
+    until,
+    worker_env,
+)
 
 PG_CLUSTER = ["pg_ctlcluster", "--skip-systemctl-redirect"]
 
@@ -31,19 +37,6 @@ PG_CLUSTER = ["pg_ctlcluster", "--skip-systemctl-redirect"]
 def postgres_url() -> Iterator[str]:
     """A fresh PostgreSQL database."""
     yield from postgres_database()
-
-
-def plain_env(database_url: str, **values: str) -> dict[str, str]:
-    """Environment of a recap process on ``database_url``: extractive, small thresholds."""
-    env = {k: v for k, v in CLEAN_ENV.items() if not k.startswith(("RECAP_", "SUMMAR"))}
-    return {
-        **env,
-        "RECAP_DATABASE_URL": database_url,
-        "RECAP_THRESHOLD_CHARS": str(SMALL.threshold_chars),
-        "RECAP_KEEP_CHARS": str(SMALL.keep_chars),
-        "RECAP_POLL_INTERVAL_S": "0.1",
-        **values,
-    }
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
@@ -66,7 +59,7 @@ async def test_a_compaction_by_a_worker_elsewhere_reaches_the_servers_clients(
     servers = [
         start_recap(
             ["serve", "--port", str(port)],
-            plain_env(postgres_url, RECAP_EMBEDDED_WORKER="false"),
+            recap_env(postgres_url, RECAP_EMBEDDED_WORKER="false"),
             tmp_path / f"serve{n}.log",
         )
         for n, port in enumerate(ports)
@@ -95,7 +88,7 @@ async def test_a_compaction_by_a_worker_elsewhere_reaches_the_servers_clients(
                         f"{two}/sessions/{session}/messages", json={"messages": turn(n)}
                     )
                 assert (await client.get(f"{two}/sessions/{session}")).json()["due"]
-                worker = start_worker(plain_env(postgres_url), tmp_path / "worker.log")
+                worker = start_worker(recap_env(postgres_url), tmp_path / "worker.log")
                 seen = []
                 async with asyncio.timeout(30):
                     async for event in events:
@@ -120,7 +113,7 @@ async def test_readiness_follows_the_schema(database_url: str, tmp_path: Path) -
         assert outdated.status_code == 503 and "recap migrate" in outdated.json()["reason"]
     refused = subprocess.run(
         [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
-        env=plain_env(database_url, RECAP_MIGRATE_ON_START="false"),
+        env=recap_env(database_url, RECAP_MIGRATE_ON_START="false"),
         capture_output=True,
         text=True,
         timeout=60,
@@ -208,7 +201,7 @@ def test_processes_starting_together_migrate_one_after_another(postgres_url: str
     migrations = [
         subprocess.Popen(
             [sys.executable, "-m", "recap", "migrate"],
-            env=plain_env(postgres_url),
+            env=recap_env(postgres_url),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -16,20 +16,15 @@ import httpx
 import pytest
 
 from recap.testing.processes import free_port, serving
-from tests.conftest import CLEAN_ENV
 from tests.service.conftest import turn
-
-
-def _env(**values: str) -> dict[str, str]:
-    env = {k: v for k, v in CLEAN_ENV.items() if not k.startswith(("RECAP_", "SUMMAR"))}
-    return {**env, "RECAP_THRESHOLD_CHARS": "2000", "RECAP_KEEP_CHARS": "600", **values}
+from tests.service.processes import recap_env
 
 
 @pytest.fixture
 def server(database_url: str, tmp_path: Path) -> Iterator[str]:
     """``recap serve`` on a free port; its base URL. It must stop cleanly on SIGTERM."""
     log = tmp_path / "serve.log"
-    env = _env(RECAP_DATABASE_URL=database_url, RECAP_POLL_INTERVAL_S="0.1")
+    env = recap_env(RECAP_DATABASE_URL=database_url, RECAP_POLL_INTERVAL_S="0.1")
     with serving(env, log, cwd=tmp_path) as (url, process):
         yield url
     output = log.read_text()
@@ -96,7 +91,7 @@ def test_serve_refuses_bad_settings_with_one_line(
 ) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
-        env=_env(**env),
+        env=recap_env(**env),
         capture_output=True,
         text=True,
         timeout=60,
@@ -110,7 +105,7 @@ def test_serve_refuses_bad_settings_with_one_line(
 def test_serve_says_so_when_the_database_cannot_be_reached(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
-        env=_env(RECAP_DATABASE_URL="postgresql://nobody:secret@127.0.0.1:1/none"),
+        env=recap_env(RECAP_DATABASE_URL="postgresql://nobody:secret@127.0.0.1:1/none"),
         capture_output=True,
         text=True,
         timeout=60,
@@ -125,7 +120,7 @@ def test_migrate_brings_a_new_database_to_the_newest_schema(tmp_path: Path) -> N
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     result = subprocess.run(
         [sys.executable, "-m", "recap", "migrate"],
-        env=_env(RECAP_DATABASE_URL=url),
+        env=recap_env(RECAP_DATABASE_URL=url),
         capture_output=True,
         text=True,
         timeout=60,
@@ -141,7 +136,7 @@ def test_sigterm_lets_the_server_finish_requests_in_flight(tmp_path: Path) -> No
 
     port = free_port()
     with ModelServer(default=Hang(2)) as model:
-        env = _env(
+        env = recap_env(
             RECAP_DATABASE_URL=f"sqlite:///{tmp_path / 'recap.db'}",
             RECAP_EMBEDDED_WORKER="false",
             RECAP_LLM="openai:slow",

@@ -12,25 +12,13 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
 
 from recap.testing.processes import serving as recap_server
-from tests.conftest import CLEAN_ENV, ROOT
+from tests.conftest import ROOT
+from tests.service.processes import recap_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 TIMEOUT_MS = 10_000
 """How long a browser step may wait for the page (the slowest is a compaction, ~1.5 s)."""
-
-
-def serve_env(database: Path, **values: str) -> dict[str, str]:
-    """``recap serve``'s environment: a fresh SQLite file, small thresholds, a fast poll."""
-    env = {k: v for k, v in CLEAN_ENV.items() if not k.startswith(("RECAP_", "SUMMAR"))}
-    return {
-        **env,
-        "RECAP_DATABASE_URL": f"sqlite:///{database}",
-        "RECAP_THRESHOLD_CHARS": "2000",
-        "RECAP_KEEP_CHARS": "600",
-        "RECAP_POLL_INTERVAL_S": "0.1",
-        **values,
-    }
 
 
 @contextlib.contextmanager
@@ -39,7 +27,10 @@ def serving(folder: Path, **env: str) -> Iterator[str]:
     out it must stop cleanly and have logged no traceback."""
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "serve.log"
-    with recap_server(serve_env(folder / "recap.db", **env), log, cwd=folder) as (url, process):
+    with recap_server(recap_env(f"sqlite:///{folder / 'recap.db'}", **env), log, cwd=folder) as (
+        url,
+        process,
+    ):
         yield url
     output = log.read_text()
     assert process.returncode in (0, -15), output

@@ -49,7 +49,8 @@ def _configured(*, serving: bool = False, **overrides: object) -> tuple[ServiceS
             f"the database {where} has schema {status.current or 'none'}, this recap needs "
             f"{status.head}: run `recap migrate` (or set RECAP_MIGRATE_ON_START=true)"
         )
-    return settings, compactor
+    # migrated (or found current) here: the app only verifies it, instead of migrating again
+    return settings.model_copy(update={"migrate_on_start": False}), compactor
 
 
 def serve(
