@@ -54,3 +54,66 @@ def test_near_identical_log_lines_are_not_all_copied():
     summary = result.messages[1].text
     assert summary.count("checkout-api ERROR POST") <= 2
     assert "payments database pool saturated" in summary
+
+
+def test_identifiers_the_agent_acted_on_outlast_tool_noise():
+    """Ids the user gave or passed to a tool are what an agent needs later."""
+    import json
+
+    from recap.messages import Message, ToolCall
+
+    flights = [
+        {"flight_number": f"HAT{n:03d}", "status": "available", "seats": n % 9, "price": 100 + n}
+        for n in range(40)
+    ]
+    span = [
+        user("Hello there, I need to change a booking please."),
+        assistant("Sure, I can help with changing the booking. What is your user id?"),
+        user("It is mia_li_3668 and the reservation is ZFA04Y, moving to an earlier flight."),
+        Message(
+            role="assistant",
+            tool_calls=(
+                ToolCall(id="c1", name="search_direct_flight", arguments='{"date": "2024-05-20"}'),
+            ),
+        ),
+        tool("c1", json.dumps(flights), name="search_direct_flight"),
+        assistant("Flight HAT017 leaves earliest. Shall I book it?"),
+    ]
+    summary = ExtractiveSummarizer().summarize(FoldRequest(span, 260))
+    for identifier in ("ZFA04Y", "mia_li_3668", "2024-05-20"):
+        assert identifier in summary, summary
+
+
+def test_what_the_kept_turns_say_is_not_repeated():
+    span = [
+        user("Caroline: I adopted a dog named Oscar last week."),
+        assistant("Melanie: We went camping at the lake in July."),
+    ]
+    kept = [user("Caroline: Oscar the dog loves the park.")]
+    alone = ExtractiveSummarizer().summarize(FoldRequest(span, 60))
+    beside = ExtractiveSummarizer().summarize(FoldRequest(span, 60, kept=kept))
+    assert "Oscar" in alone and "camping" not in alone
+    assert "camping" in beside
+
+
+def test_a_transcripts_own_speaker_names_lead_the_lines():
+    span = [
+        user("[Session of 8 May, 2023]\nCaroline: I went to the support group yesterday."),
+        assistant("Melanie: That's great, I painted a sunrise."),
+    ]
+    summary = ExtractiveSummarizer().summarize(FoldRequest(span, 400))
+    assert summary.splitlines() == [
+        "Session 8 May 2023",
+        "Caroline: went support group yesterday",
+        "Melanie: great painted sunrise",
+    ]
+
+
+def test_an_update_keeps_what_the_previous_summary_was_investigating():
+    previous = (
+        "**Investigating:** checkout fails since 14:10\n**Key findings:**\n- pool size cut to 5"
+    )
+    span = [user("Is it fixed?"), assistant("Yes: the pool is back at 50.")]
+    summary = ExtractiveSummarizer().summarize(FoldRequest(span, 400, previous=previous))
+    assert "checkout fails since 14:10" in summary
+    assert "pool size cut 5" in summary

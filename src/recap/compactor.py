@@ -240,7 +240,8 @@ class Compactor:
         previous = base.text if base else None
         source_chars = folded_size.chars + len(previous or "")
         max_chars = min(max_chars, source_chars - 1)  # a summary must be shorter than its input
-        request = FoldRequest(folded, max_chars, previous, self.meter, usage)
+        kept = [body[i] for i in (*plan.system, *plan.carried)] + list(body[plan.cut :])
+        request = FoldRequest(folded, max_chars, previous, self.meter, usage, kept)
         fold = await summarizer.fold(request)
         if fold.summary is None:
             replacement = list(fold.replacement)

@@ -32,6 +32,9 @@ class FoldRequest:
     meter: Meter = field(default_factory=Meter)
     usage: list[Usage] = field(default_factory=list)
     """Where a strategy records each model call it makes (failed ones included)."""
+    kept: Sequence[Message] = ()
+    """The messages the model will still read verbatim after the summary (the recent
+    turns, pinned and system messages): a summary need not repeat what they say."""
 
     @property
     def style(self) -> Style:

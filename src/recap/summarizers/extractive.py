@@ -32,7 +32,10 @@ STOP_WORDS = frozenset(
     when where who how which would could should will can may might about after before than then
     so if but just am are being there here these those into out up down over also too very
     really oh hey hi wow yeah yes ok okay lol haha totally actually definitely super such much
-    some any all both each more most other own same only now well again once""".split()
+    some any all both each more most other own same only now well again once
+    i'm i've i'll i'd you're you've you'll you'd it's that's there's let's we're we've we'll
+    they're they've he's she's what's who's gonna wanna kinda sorta ya
+    thanks thank awesome cool glad sounds nice wonderful fantastic""".split()
 )
 KEEP_WORDS = frozenset({"not", "no", "never", "nothing", "none", "without"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
@@ -44,7 +47,7 @@ _RULED_OUT = re.compile(
     r"(looks|is) (fine|normal|healthy))\b",
     re.IGNORECASE,
 )
-FACT_CHARS = 240
+FACT_CHARS = 160
 WEIGHT_DIGIT = {"chat": 1.0, "agent": 0.0}
 """Extra weight of words with digits: dates and numbers in chats (tool outputs are full of
 numbers that mean little, so agent spans rely on failure words instead)."""
@@ -58,6 +61,24 @@ SIGNAL_WORDS = frozenset(
 SAME_SHAPE_MAX = 2
 """At most this many chosen lines may differ only in their numbers."""
 _DIGITS = re.compile(r"\d+")
+_SECTION_OF = {"Investigating": "investigating", "Ruled out": "ruled_out"}
+"""Sections of a previous summary carried into its update (an old current state is a finding)."""
+_NAME_LEAD = re.compile(r"^(?:\[[^\]\n]*\]\n)?(?P<name>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?): ")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_IDENTIFIER = re.compile(
+    r"(?=.*\d)(?=.*[A-Za-z_\-])[A-Za-z0-9_\-.@]{3,}|[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+"
+)
+WEIGHT_IDENTIFIER = {"chat": 0.0, "agent": 6.0}
+"""Extra weight of identifiers (ids, codes, dates): what an agent acts on later."""
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """Identifier-like tokens kept whole (``mia_li_3668``, ``HAT136``, ``2024-05-20``,
+    ``one_way``): digits mixed with letters or joined by ``_``/``-``, or snake_case words;
+    lowercased."""
+    return frozenset(
+        token.lower() for token in _TOKEN.findall(text) if _IDENTIFIER.fullmatch(token)
+    )
 
 
 def normalized_words(text: str) -> list[str]:
@@ -79,12 +100,15 @@ class _Candidate:
 
 
 def terse(text: str) -> str:
-    """The sentence without filler and function words (negations and numbers kept)."""
-    kept = [
-        t
-        for t in _TOKEN.findall(text)
-        if t.lower() not in STOP_WORDS or t.lower() in KEEP_WORDS or t[0].isdigit()
-    ]
+    """The sentence without filler and function words (negations, numbers and the month
+    May kept) and without a word repeated right after itself."""
+    kept: list[str] = []
+    for t in _TOKEN.findall(text):
+        low = t.lower()
+        if kept and low == kept[-1].lower():
+            continue  # a word said twice in a row
+        if low not in STOP_WORDS or low in KEEP_WORDS or t[0].isdigit() or t == "May":
+            kept.append(t)
     return " ".join(kept)
 
 
@@ -114,7 +138,7 @@ def _json_facts(text: str) -> list[str] | None:
     for item in items:
         line = ""
         for key, value in _leaves(item, ""):
-            pair = f"{key}={value}" if key else value
+            pair = f"{key}={value}" if key and _NUMBER.fullmatch(value) else value
             if line and len(line) + len(pair) > FACT_CHARS:
                 facts.append(line)
                 line = ""
@@ -153,11 +177,19 @@ class ExtractiveSummarizer(Summarizer):
         headings = self._headings(style)
         budget = request.max_chars - sum(len(h) + 2 for h in headings.values())
         forced = [
-            next((c for c in candidates if c.section == section), None)
+            next((c for c in candidates if c.section == section and c.words), None)
             for section in ("investigating", "state")
-        ]
-        chosen = _select(candidates, budget, _weights(candidates, style), forced)
-        return self._render(chosen, headings)
+        ] + [c for c in candidates if c.section == "header"]
+        weights = _weights(candidates, style, _acted_on(request.messages))
+        known = frozenset(w for m in request.kept for w in normalized_words(m.countable_text))
+        if style == "agent":
+            known |= {t for m in request.kept for t in identifiers(m.countable_text)}
+        chosen = _select(candidates, budget, weights, forced, known)
+        text = self._render(chosen, headings)
+        while len(text) > request.max_chars and chosen:
+            chosen.pop()  # the candidate chosen last added the least: the layout's overhead
+            text = self._render(chosen, headings)
+        return text
 
     @staticmethod
     def _headings(style: Style) -> dict[str, str]:
@@ -173,9 +205,13 @@ class ExtractiveSummarizer(Summarizer):
     def _candidates(self, request: FoldRequest, style: Style) -> Iterator[_Candidate]:
         if request.previous:
             for j, line in enumerate(request.previous.splitlines()):
-                text = line.strip().lstrip("-").strip()
-                if text and not text.startswith("**"):
-                    yield self._make((-1, j), "finding" if style == "agent" else "chat", "", text)
+                heading, text = "", line.strip().lstrip("-").strip()
+                if text.startswith("**") and ":**" in text:
+                    heading, text = text[2:].split(":**", 1)
+                    text = text.strip()
+                if text:
+                    section = "chat" if style == "chat" else _SECTION_OF.get(heading, "finding")
+                    yield self._make((-1, j), section, "", text, style)
         last_assistant = max(
             (i for i, m in enumerate(request.messages) if m.role == "assistant" and m.text),
             default=-1,
@@ -184,18 +220,25 @@ class ExtractiveSummarizer(Summarizer):
             for j, (section, prefix, text) in enumerate(
                 self._pieces(message, style, i == last_assistant)
             ):
-                yield self._make((i, j), section, prefix, text)
+                yield self._make((i, j), section, prefix, text, style)
 
     @staticmethod
-    def _make(order: tuple[int, int], section: str, prefix: str, text: str) -> _Candidate:
+    def _make(
+        order: tuple[int, int], section: str, prefix: str, text: str, style: Style
+    ) -> _Candidate:
         short = terse(text) if not text.startswith("called ") else text
-        return _Candidate(order, section, prefix, short, frozenset(normalized_words(short)))
+        words = frozenset(normalized_words(short))
+        if style == "agent":
+            words |= identifiers(short)
+        return _Candidate(order, section, prefix, short, words)
 
     @staticmethod
     def _pieces(message: Message, style: Style, last: bool) -> Iterator[tuple[str, str, str]]:
         if style == "chat":
-            for sentence in _sentences(message.text):
-                yield "chat", f"{speaker(message)}: ", sentence
+            who, text = _named_speaker(message)
+            for sentence in _sentences(text):
+                header = sentence.startswith("[") and sentence.endswith("]")
+                yield ("header", "", sentence) if header else ("chat", f"{who}: ", sentence)
             return
         if message.role == "tool":
             facts = _json_facts(message.text)
@@ -232,6 +275,16 @@ class ExtractiveSummarizer(Summarizer):
         return "\n".join(blocks)
 
 
+def _named_speaker(message: Message) -> tuple[str, str]:
+    """The author and text of a chat message; a transcript's own ``Name: `` lead (after
+    an optional first line in brackets) names the author better than the role does."""
+    text = message.text
+    match = _NAME_LEAD.match(text)
+    if match is None:
+        return speaker(message), text
+    return match["name"], text[: match.start("name")] + text[match.end() :]
+
+
 def _compact_args(arguments: str) -> str:
     try:
         data = json.loads(arguments)
@@ -258,8 +311,22 @@ def _joined_lines(chosen: Sequence[_Candidate]) -> list[str]:
     return lines
 
 
-def _weights(candidates: Sequence[_Candidate], style: Style) -> dict[str, float]:
-    """Every content word counts; numbers and dates (chats) or failure words (agents) more."""
+def _acted_on(messages: Sequence[Message]) -> frozenset[str]:
+    """Identifiers the user gave or the agent passed to a tool: the task's own entities."""
+    found: set[str] = set()
+    for message in messages:
+        if message.role == "user":
+            found |= identifiers(message.text)
+        for call in message.tool_calls:
+            found |= identifiers(call.arguments)
+    return frozenset(found)
+
+
+def _weights(
+    candidates: Sequence[_Candidate], style: Style, acted_on: frozenset[str] = frozenset()
+) -> dict[str, float]:
+    """Every content word counts; numbers and dates (chats) or failure words and
+    identifiers (agents) more, most of all the identifiers the task acted on."""
     weights = {}
     for word in {w for c in candidates for w in c.words}:
         weight = 1.0
@@ -267,6 +334,8 @@ def _weights(candidates: Sequence[_Candidate], style: Style) -> dict[str, float]
             weight += WEIGHT_DIGIT[style]
         if word in SIGNAL_WORDS:
             weight += WEIGHT_SIGNAL[style]
+        if _IDENTIFIER.fullmatch(word):
+            weight += WEIGHT_IDENTIFIER[style] * (2 if word in acted_on else 1)
         if word in STOP_WORDS:
             weight = 0.1
         weights[word] = weight
@@ -278,25 +347,39 @@ def _select(
     budget: int,
     weights: dict[str, float],
     forced: Sequence[_Candidate | None] = (),
+    known: frozenset[str] = frozenset(),
 ) -> list[_Candidate]:
     """Greedy weighted set cover under a size budget (lazy evaluation).
+
+    ``known`` words are covered from the start: the model reads them anyway.
 
     ``forced`` candidates (the request being worked on, the current state) are
     taken first when they fit, so the template's sections are never empty.
     """
-    covered: set[str] = set()
+    covered: set[str] = set(known)
     chosen: list[_Candidate] = []
+    lines: set[tuple[int, str]] = set()  # (message, prefix) of the lines begun
     used = 0
+
+    def cost(c: _Candidate) -> int:
+        """A piece of a message whose line is begun costs its text and ``"; "`` only."""
+        return len(c.text) + 2 if (c.order[0], c.prefix) in lines else c.cost
+
+    def take(c: _Candidate) -> None:
+        nonlocal used
+        chosen.append(c)
+        covered.update(c.words)
+        used += cost(c)
+        lines.add((c.order[0], c.prefix))
+
     for candidate in forced:
-        if candidate is not None and used + candidate.cost <= budget:
-            chosen.append(candidate)
-            covered |= candidate.words
-            used += candidate.cost
+        if candidate is not None and used + cost(candidate) <= budget:
+            take(candidate)
 
     shapes = Counter(_shape(c.text) for c in chosen)
 
     def gain(c: _Candidate) -> float:
-        return sum(weights[w] for w in c.words - covered) / c.cost
+        return sum(weights[w] for w in c.words - covered) / cost(c)
 
     heap = [(-gain(c), n) for n, c in enumerate(candidates) if c.words]
     heapq.heapify(heap)
@@ -309,14 +392,12 @@ def _select(
         if heap and fresh < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-fresh, n))
             continue
-        if used + candidate.cost > budget or candidate in chosen:
+        if used + cost(candidate) > budget or candidate in chosen:
             continue
         if shapes[shape := _shape(candidate.text)] >= SAME_SHAPE_MAX:
             continue  # the 3rd line that differs only in its numbers: log noise
         shapes[shape] += 1
-        chosen.append(candidate)
-        covered |= candidate.words
-        used += candidate.cost
+        take(candidate)
     return chosen
 
 
