@@ -6,13 +6,14 @@ import logging
 import sys
 
 
-def configure(verbose: bool, level: str = "INFO") -> None:
-    """Warnings (retries, fallbacks, rejected summaries) always; ``level`` with ``verbose``."""
+def configure(verbose: bool, level: str = "INFO", quiet: int = logging.WARNING) -> None:
+    """Warnings (retries, fallbacks, rejected summaries) always — or what ``quiet`` says —
+    and ``level`` with ``verbose``."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter("recap: %(levelname)s: %(message)s"))
     root = logging.getLogger("recap")
     root.handlers[:] = [handler]
-    root.setLevel(level if verbose else logging.WARNING)
+    root.setLevel(level if verbose else quiet)
     root.propagate = False
 
 

@@ -6,16 +6,18 @@ from recap.errors import ConfigurationError
 from recap.llm.base import ChatModel, ModelOptions
 from recap.summarizers.base import Fold, FoldRequest, Summarizer
 from recap.summarizers.extractive import ExtractiveSummarizer
+from recap.summarizers.hybrid import HybridSummarizer
 from recap.summarizers.llm import LLMSummarizer, Prompts
 from recap.summarizers.mask import MaskSummarizer
 
-STRATEGIES = ("extractive", "llm", "mask")
+STRATEGIES = ("extractive", "llm", "mask", "hybrid")
 
 __all__ = [
     "STRATEGIES",
     "ExtractiveSummarizer",
     "Fold",
     "FoldRequest",
+    "HybridSummarizer",
     "LLMSummarizer",
     "MaskSummarizer",
     "Prompts",
@@ -27,11 +29,15 @@ __all__ = [
 def make_summarizer(
     strategy: str, model: ChatModel | None = None, options: ModelOptions | None = None
 ) -> Summarizer:
-    """The strategy called ``strategy``; ``llm`` needs a ``model`` (and takes ``options``)."""
+    """The strategy called ``strategy``; ``llm`` needs a ``model`` (and takes ``options``);
+    ``hybrid`` summarizes with the model when given one, else extractively."""
     if strategy == "extractive":
         return ExtractiveSummarizer()
     if strategy == "mask":
         return MaskSummarizer()
+    if strategy == "hybrid":
+        inner = LLMSummarizer(model, options=options) if model is not None else None
+        return HybridSummarizer(inner)
     if strategy == "llm":
         if model is None:
             raise ConfigurationError(

@@ -66,7 +66,7 @@ _SECTION_OF = {"Investigating": "investigating", "Ruled out": "ruled_out"}
 _NAME_LEAD = re.compile(r"^(?:\[[^\]\n]*\]\n)?(?P<name>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?): ")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _IDENTIFIER = re.compile(
-    r"(?=.*\d)(?=.*[A-Za-z_\-])[A-Za-z0-9_\-.@]{3,}|[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+"
+    r"(?=.*\d)(?=.*[A-Za-z_\-])[A-Za-z0-9_\-.@]{3,}|[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+|[A-Z]{3,6}"
 )
 WEIGHT_IDENTIFIER = {"chat": 0.0, "agent": 6.0}
 """Extra weight of identifiers (ids, codes, dates): what an agent acts on later."""
@@ -74,8 +74,8 @@ WEIGHT_IDENTIFIER = {"chat": 0.0, "agent": 6.0}
 
 def identifiers(text: str) -> frozenset[str]:
     """Identifier-like tokens kept whole (``mia_li_3668``, ``HAT136``, ``2024-05-20``,
-    ``one_way``): digits mixed with letters or joined by ``_``/``-``, or snake_case words;
-    lowercased."""
+    ``one_way``, ``JFK``): digits mixed with letters or joined by ``_``/``-``, snake_case
+    words, codes in capitals; lowercased."""
     return frozenset(
         token.lower() for token in _TOKEN.findall(text) if _IDENTIFIER.fullmatch(token)
     )
@@ -327,6 +327,7 @@ def _weights(
 ) -> dict[str, float]:
     """Every content word counts; numbers and dates (chats) or failure words and
     identifiers (agents) more, most of all the identifiers the task acted on."""
+    ids = {w for c in candidates for w in identifiers(c.text)} if style == "agent" else set()
     weights = {}
     for word in {w for c in candidates for w in c.words}:
         weight = 1.0
@@ -334,7 +335,7 @@ def _weights(
             weight += WEIGHT_DIGIT[style]
         if word in SIGNAL_WORDS:
             weight += WEIGHT_SIGNAL[style]
-        if _IDENTIFIER.fullmatch(word):
+        if word in ids:
             weight += WEIGHT_IDENTIFIER[style] * (2 if word in acted_on else 1)
         if word in STOP_WORDS:
             weight = 0.1
@@ -365,8 +366,11 @@ def _select(
         """A piece of a message whose line is begun costs its text and ``"; "`` only."""
         return len(c.text) + 2 if (c.order[0], c.prefix) in lines else c.cost
 
+    taken: set[int] = set()
+
     def take(c: _Candidate) -> None:
         nonlocal used
+        taken.add(id(c))
         chosen.append(c)
         covered.update(c.words)
         used += cost(c)
@@ -392,7 +396,7 @@ def _select(
         if heap and fresh < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-fresh, n))
             continue
-        if used + cost(candidate) > budget or candidate in chosen:
+        if used + cost(candidate) > budget or id(candidate) in taken:
             continue
         if shapes[shape := _shape(candidate.text)] >= SAME_SHAPE_MAX:
             continue  # the 3rd line that differs only in its numbers: log noise
