@@ -56,7 +56,7 @@ def test_agent_trajectories_stay_valid_and_keep_their_ids(trajectories):
     assert score.valid_rate == 1.0
     assert score.not_compacted == 0
     assert score.size <= 0.31
-    assert score.recall >= 0.68  # measured 0.691; the whole trajectory holds 0.704
+    assert score.recall >= 0.685  # measured 0.695; the whole trajectory holds 0.704
     naive = taubench.references(trajectories, 0.3)["last 30% of messages"]
     assert naive.valid_rate < 0.9  # a cut by message count breaks tool pairs
     assert score.recall > naive.recall + 0.1

@@ -354,8 +354,9 @@ def _select(
 
     ``known`` words are covered from the start: the model reads them anyway.
 
-    ``forced`` candidates (the request being worked on, the current state) are
-    taken first when they fit, so the template's sections are never empty.
+    ``forced`` candidates (the request being worked on, the current state, session
+    headers) are taken first when each costs at most a quarter of the budget, so the
+    template's sections are never empty and a tight budget still goes to the facts.
     """
     covered: set[str] = set(known)
     chosen: list[_Candidate] = []
@@ -377,7 +378,11 @@ def _select(
         lines.add((c.order[0], c.prefix))
 
     for candidate in forced:
-        if candidate is not None and used + cost(candidate) <= budget:
+        if (
+            candidate is not None
+            and used + cost(candidate) <= budget
+            and cost(candidate) <= budget // 4
+        ):
             take(candidate)
 
     shapes = Counter(_shape(c.text) for c in chosen)
