@@ -63,12 +63,20 @@ format: setup
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-## eval: answer retention on LoCoMo (the evaluation data beside the checkout)
+## eval: every strategy on LoCoMo, τ-bench and DialogSum (the data beside the checkout):
+##       tables, out/<dataset>.json and the retention-vs-budget curves out/<dataset>.png
 eval: setup
-	$(BIN)/recap eval $(DATA)/locomo_dev.json --keep 0.1 --summary-max 0.1
+	mkdir -p out
+	for f in locomo_dev.json taubench_airline_dev.json dialogsum.dev.jsonl; do \
+		n=$${f%%[._]*}; \
+		$(BIN)/recap eval $(DATA)/$$f --out out/$$n.json --plot out/$$n.png || exit 1; \
+	done
 
-## bench: the memory service's costs (gate in 100k vs 10 messages, HTTP append vs no-op)
-bench: $(VENV)/.core
+## bench: the engine's growth and summarization work, recap beside LangChain and LangMem,
+##        and the memory service's costs (ratios against baselines of the same run)
+bench: setup
+	$(BIN)/recap bench engine --locomo $(DATA)/locomo_dev.json
+	$(BIN)/recap bench peers --data-dir $(DATA)
 	$(BIN)/recap bench service
 
 clean:

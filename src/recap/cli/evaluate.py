@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -98,7 +99,7 @@ def evaluate(
             )  # fmt: skip
     except RecapError as exc:
         fail(describe(exc))
-    show(result, Console())
+    show(result, Console(width=None if sys.stdout.isatty() else 120))
     if out:
         out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
     if plot:
@@ -111,9 +112,10 @@ def show(result: runner.Run, console: Console) -> None:
     """Print the run: strategies and references, per-category rows, curve, target."""
     rows = {**result.strategies, **{f"ref: {k}": v for k, v in result.references.items()}}
     figures = [k for k, v in next(iter(rows.values())).items() if _is_figure(k, v)]
+    keep = f" (keep {result.keep_share:.0%} of it)" if result.dataset != "dialogsum" else ""
     table = Table(
         title=f"recap eval {result.dataset}: {result.records} records, budget "
-        f"{result.budget:.0%} (keep {result.keep_share:.0%} of it), model: {result.model}"
+        f"{result.budget:.0%}{keep}, model: {result.model}"
     )
     table.add_column("row")
     for figure in figures:

@@ -5,7 +5,8 @@ Each dialogue (``#Person1#: …`` lines) becomes chat messages (Person1 as
 is summarized whole into at most ``budget`` of its characters. The score is
 ROUGE-1/2/L F1 (``rouge-score``, Porter stemming) against the reference
 summary. Reference row: the dialogue's opening at the same length (lead).
-Strategies that write no summary (masking) have no row here.
+Strategies that write no summary (masking) have no row here; a summary the
+strategy fails to write (an error, a rejected answer) scores zero and is counted.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recap.errors import InputError
+from recap.errors import InputError, RecapError
 from recap.messages import Message
 from recap.summarizers.base import FoldRequest, Summarizer
 
@@ -71,15 +72,17 @@ class RougeScore:
     f1: dict[str, float]
     dialogues: int
     size: float
+    failed: int = 0
+    """Dialogues the strategy wrote no summary for (scored zero)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as plain data."""
-        return {**self.f1, "dialogues": self.dialogues, "size": self.size}
+        return {**self.f1, "dialogues": self.dialogues, "size": self.size, "failed": self.failed}
 
 
 def _mean(
     records: Sequence[Mapping[str, Any]],
-    summary_of: Callable[[Mapping[str, Any], int], str],
+    summary_of: Callable[[Mapping[str, Any], int], str | None],
     budget: float,
     advance: Callable[[], None],
 ) -> RougeScore:
@@ -88,17 +91,21 @@ def _mean(
     scorer = RougeScorer(list(MEASURES), use_stemmer=True)
     totals = dict.fromkeys(MEASURES, 0.0)
     sizes = 0.0
+    failed = 0
     for record in records:
         dialogue = "\n".join(m.text for m in dialogue_messages(record))
         cap = max(1, int(len(dialogue) * budget))
         summary = summary_of(record, cap)
+        if summary is None:
+            failed += 1
+            summary = ""
         scores = scorer.score(str(record["summary"]), summary)
         for measure in MEASURES:
             totals[measure] += scores[measure].fmeasure
         sizes += len(summary) / max(1, len(dialogue))
         advance()
     n = max(1, len(records))
-    return RougeScore({k: v / n for k, v in totals.items()}, len(records), sizes / n)
+    return RougeScore({k: v / n for k, v in totals.items()}, len(records), sizes / n, failed)
 
 
 def evaluate(
@@ -109,9 +116,12 @@ def evaluate(
 ) -> RougeScore:
     """ROUGE of ``summarizer``'s summaries of whole dialogues, capped at ``budget``."""
 
-    def summary_of(record: Mapping[str, Any], cap: int) -> str:
+    def summary_of(record: Mapping[str, Any], cap: int) -> str | None:
         request = FoldRequest(dialogue_messages(record), cap)
-        return asyncio.run(summarizer.fold(request)).summary or ""
+        try:
+            return asyncio.run(summarizer.fold(request)).summary
+        except RecapError:
+            return None
 
     return _mean(records, summary_of, budget, advance)
 

@@ -149,7 +149,7 @@ def references(records: Sequence[Mapping[str, Any]], budget: float) -> dict[str,
     """The whole trajectories, and their last ``budget`` share of messages alone."""
 
     def whole(messages: list[Message]) -> tuple[list[Message], bool, int]:
-        return messages, False, 0
+        return messages, True, 0  # a reference row: nothing was meant to be compacted
 
     def last(messages: list[Message]) -> tuple[list[Message], bool, int]:
         return messages[len(messages) - int(len(messages) * budget) :], True, 0
