@@ -21,6 +21,7 @@ from typing import Any
 
 from recap.compactor import Compactor
 from recap.errors import InputError
+from recap.eval import records_with
 from recap.eval.budget import compact_to_budget, foldable_chars
 from recap.eval.retention import Context
 from recap.messages import Message
@@ -31,13 +32,8 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 def looks_like_locomo(data: Any) -> bool:
-    """Whether parsed JSON has LoCoMo's shape."""
-    return (
-        isinstance(data, list)
-        and bool(data)
-        and isinstance(data[0], Mapping)
-        and {"conversation", "qa"} <= data[0].keys()
-    )
+    """Whether parsed JSON has LoCoMo's shape (records with ``conversation`` and ``qa``)."""
+    return records_with(data, {"conversation", "qa"})
 
 
 def conversation_messages(sample: Mapping[str, Any]) -> list[Message]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recap.compactor import Compactor
+from recap.eval import records_with
 from recap.eval.budget import compact_to_budget, foldable_chars
 from recap.messages import Message, is_valid_history, parse_messages
 
@@ -25,12 +26,7 @@ MIN_VALUE_CHARS = 3
 
 def looks_like_taubench(data: Any) -> bool:
     """Whether parsed JSON has τ-bench's shape (records with ``traj`` and ``info``)."""
-    return (
-        isinstance(data, list)
-        and bool(data)
-        and isinstance(data[0], Mapping)
-        and {"traj", "info"} <= data[0].keys()
-    )
+    return records_with(data, {"traj", "info"})
 
 
 def trajectory_messages(record: Mapping[str, Any]) -> list[Message]:
