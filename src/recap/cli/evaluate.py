@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +15,7 @@ from rich.table import Table
 
 from recap.cli import logs
 from recap.cli.errors import describe, fail
+from recap.cli.output import report_console
 from recap.errors import RecapError
 from recap.eval import runner
 from recap.inputs import read_text
@@ -99,7 +99,7 @@ def evaluate(
             )  # fmt: skip
     except RecapError as exc:
         fail(describe(exc))
-    show(result, Console(width=None if sys.stdout.isatty() else 120))
+    show(result, report_console())
     if out:
         out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
     if plot:
