@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA, ROOT, recap
+from tests.conftest import ROOT, recap
 
 EXAMPLE = ROOT / "examples" / "incident_session.json"
 SMALL = ["--threshold-chars", "12000", "--keep-chars", "4000"]
@@ -108,13 +108,3 @@ def test_bad_settings_exit_2(tmp_path: Path, flags: list[str], fragment: str):
     assert run.returncode == 2
     assert fragment in run.stderr
     assert not (tmp_path / "out.json").exists()
-
-
-@pytest.mark.data
-def test_eval_reports_locomo_retention(tmp_path: Path):
-    out = tmp_path / "figures.json"
-    run = recap("eval", str(DATA / "locomo_dev.json"), "--out", str(out))
-    assert run.returncode == 0, run.stderr
-    figures = json.loads(out.read_text())
-    assert figures["token_recall"] >= 0.70 and figures["size"] <= 0.20
-    assert set(figures["by_category"]) == {"multi-hop", "temporal", "open-domain", "single-hop"}
