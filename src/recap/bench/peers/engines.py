@@ -54,9 +54,10 @@ def recap_policy(budget: PeerBudget) -> Policy:
 
 
 def recap_compactor(budget: PeerBudget, model: ExtractiveChatModel) -> Compactor:
-    """recap's engine on the shared model, configured to ``budget``."""
+    """recap's engine on the shared model, configured to ``budget`` — with no fallback, so
+    every summary it writes comes from the shared model, as the peers' do."""
     summarizer = LLMSummarizer(LangChainModel(model), meter=PEER_METER)
-    return Compactor(summarizer, recap_policy(budget), PEER_METER)
+    return Compactor(summarizer, recap_policy(budget), PEER_METER, fallback=None)
 
 
 def middleware(budget: PeerBudget, model: ExtractiveChatModel) -> SummarizationMiddleware[Any, Any]:
