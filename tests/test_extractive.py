@@ -117,3 +117,14 @@ def test_an_update_keeps_what_the_previous_summary_was_investigating():
     summary = ExtractiveSummarizer().summarize(FoldRequest(span, 400, previous=previous))
     assert "checkout fails since 14:10" in summary
     assert "pool size cut 5" in summary
+
+
+def test_header_lines_take_at_most_half_of_the_summary():
+    span = [
+        user(f"[Session of day {n}]\nCaroline: I planted {n} tomato seedlings in bed {n}.")
+        for n in range(40)
+    ]
+    summary = ExtractiveSummarizer().summarize(FoldRequest(span, 400))
+    headers = [line for line in summary.splitlines() if line.startswith("Session")]
+    assert sum(len(line) + 1 for line in headers) <= 200
+    assert any("tomato" in line for line in summary.splitlines())

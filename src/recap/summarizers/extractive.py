@@ -355,8 +355,9 @@ def _select(
     ``known`` words are covered from the start: the model reads them anyway.
 
     ``forced`` candidates (the request being worked on, the current state, session
-    headers) are taken first when each costs at most a quarter of the budget, so the
-    template's sections are never empty and a tight budget still goes to the facts.
+    headers) are taken first when each costs at most a quarter of the budget and all
+    together half of it, so the template's sections are never empty and the facts
+    still get most of a tight budget.
     """
     covered: set[str] = set(known)
     chosen: list[_Candidate] = []
@@ -380,7 +381,7 @@ def _select(
     for candidate in forced:
         if (
             candidate is not None
-            and used + cost(candidate) <= budget
+            and used + cost(candidate) <= budget // 2
             and cost(candidate) <= budget // 4
         ):
             take(candidate)
