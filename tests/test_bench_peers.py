@@ -180,3 +180,15 @@ def test_the_model_refuses_a_prompt_over_its_window() -> None:
     assert model.profile == {"max_input_tokens": 50}
     with pytest.raises(ContextOverflowError):
         model.invoke("word " * 400)
+
+
+@pytest.mark.parametrize(
+    ("locomo_text", "message"),
+    [("[1,", "cannot read it as JSON"), ("[]", "not the locomo data")],
+)
+def test_bad_data_is_refused_with_a_clear_error(tmp_path: Path, locomo_text: str, message: str):
+    (tmp_path / "locomo_dev.json").write_text(locomo_text)
+    (tmp_path / "taubench_airline_dev.json").write_text("[]")
+    result = CliRunner().invoke(app, ["bench", "peers", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert message in result.output

@@ -18,6 +18,8 @@ from recap.bench.service import GATE_TARGET, Options, ServiceFigures, run
 from recap.cli.errors import describe, fail
 from recap.cli.output import report_console
 from recap.errors import RecapError
+from recap.eval.locomo import looks_like_locomo
+from recap.eval.taubench import looks_like_taubench
 
 if TYPE_CHECKING:
     from recap.bench.peers import PeersFigures, Session  # needs langchain, langmem
@@ -411,11 +413,20 @@ def peers(
     if any(s < 1 for s in sizes):
         fail("--check-sizes: sizes must be positive")
     data = {}
-    for name in ("locomo_dev.json", "taubench_airline_dev.json"):
+    shapes = {
+        "locomo_dev.json": looks_like_locomo,
+        "taubench_airline_dev.json": looks_like_taubench,
+    }
+    for name, looks_right in shapes.items():
         path = data_dir / name
         if not path.exists():
             fail(f"{path} is missing; pass --data-dir (or set RECAP_DATA_DIR)")
-        data[name] = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data[name] = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as exc:
+            fail(f"{path}: cannot read it as JSON ({exc}); is it the evaluation data file?")
+        if not looks_right(data[name]):
+            fail(f"{path}: not the {name.split('_')[0]} data (a non-empty list of its records)")
     options = prs.Options(
         locomo_samples=locomo_samples,
         tau_records=tau_records,
