@@ -48,6 +48,8 @@ class Plan:
     """Tool results in the kept turn whose output is masked (oversized newest turn)."""
     size: Size
     """Size of the context before compaction."""
+    kept: Size
+    """Size of the recent turns kept (``messages[cut:]``), after masking."""
 
 
 def plan_compaction(
@@ -91,9 +93,10 @@ def plan_compaction(
         return Skip("nothing to fold: the recent turns to keep hold the whole history", total)
 
     masked: tuple[int, ...] = ()
-    if policy.mask_oversized_turn and not policy.keep.allows(suffix[cut]):
-        masked = _mask_to_fit(messages, units, cut, suffix[cut], policy, meter)
-    return Plan(cut, fold, system, carried, masked, total)
+    kept = suffix[cut]
+    if policy.mask_oversized_turn and not policy.keep.allows(kept):
+        masked, kept = _mask_to_fit(messages, units, cut, kept, policy, meter)
+    return Plan(cut, fold, system, carried, masked, total, kept)
 
 
 def _suffix_sizes(sizes: Sequence[Size]) -> list[Size]:
@@ -110,8 +113,9 @@ def _mask_to_fit(
     tail: Size,
     policy: Policy,
     meter: Meter,
-) -> tuple[int, ...]:
-    """Tool results of the kept turn to mask, oldest first, sparing the last tool group."""
+) -> tuple[tuple[int, ...], Size]:
+    """Tool results of the kept turn to mask, oldest first, sparing the last tool group;
+    and the kept turn's size once they are masked."""
     groups = [u for u in units if u.start >= cut and len(u) > 1]
     masked: list[int] = []
     for unit in groups[:-1]:
@@ -124,5 +128,5 @@ def _mask_to_fit(
             masked.append(i)
             tail = tail - saving
             if policy.keep.allows(tail):
-                return tuple(masked)
-    return tuple(masked)
+                return tuple(masked), tail
+    return tuple(masked), tail

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from recap.compactor import Compactor
 from recap.counting import Meter
-from recap.masking import mask_tool_result
 from recap.messages import Message, is_valid_history
 from recap.planner import Skip, plan_compaction
 from recap.policy import MIN_SUMMARY_CHARS, Budget, Policy, Trigger
@@ -60,12 +59,8 @@ def budget_policy(messages: Sequence[Message], budget: float, keep_share: float)
     plan = plan_compaction(messages, policy, meter)
     if isinstance(plan, Skip):
         return policy
-    masked = set(plan.masked)
-    kept = meter.messages(
-        mask_tool_result(m) if i in masked else m for i, m in enumerate(messages) if i >= plan.cut
-    ).chars
     return policy.model_copy(
-        update={"summary_max": Budget(chars=max(MIN_SUMMARY_CHARS, room - kept))}
+        update={"summary_max": Budget(chars=max(MIN_SUMMARY_CHARS, room - plan.kept.chars))}
     )
 
 

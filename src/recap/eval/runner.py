@@ -176,14 +176,19 @@ def run(
         result.model = model.name
     result.references = references(dataset, records, budget)
     for strategy in strategies:
-        row = measure(dataset, records, strategy, budget, keep_share, model, advance)
-        if row is None:
-            continue
-        result.strategies[strategy] = row
+        rows: dict[float, dict[str, Any]] = {}
+        for b in (budget, *(CURVE_BUDGETS if curve else ())):
+            if b not in rows:  # the main budget is usually one of the curve's
+                rows[b] = measure(dataset, records, strategy, b, keep_share, model, advance) or {}
+            else:
+                for _ in records:  # keep the progress bar's count
+                    advance()
+        if not rows[budget]:
+            continue  # the strategy has no row on this data set
+        result.strategies[strategy] = rows[budget]
         if curve:
             result.curve[strategy] = [
-                {"budget": b, "size": point["size"], result.headline: point[result.headline]}
+                {"budget": b, "size": rows[b]["size"], result.headline: rows[b][result.headline]}
                 for b in CURVE_BUDGETS
-                if (point := measure(dataset, records, strategy, b, keep_share, model, advance))
             ]
     return result

@@ -93,6 +93,8 @@ class _Candidate:
     prefix: str
     text: str
     words: frozenset[str]
+    ids: frozenset[str] = frozenset()
+    """The identifiers among ``words`` (agent spans only)."""
 
     @property
     def cost(self) -> int:
@@ -227,10 +229,10 @@ class ExtractiveSummarizer(Summarizer):
         order: tuple[int, int], section: str, prefix: str, text: str, style: Style
     ) -> _Candidate:
         short = terse(text) if not text.startswith("called ") else text
-        words = frozenset(normalized_words(short))
-        if style == "agent":
-            words |= identifiers(short)
-        return _Candidate(order, section, prefix, short, words)
+        ids = identifiers(short) if style == "agent" else frozenset()
+        return _Candidate(
+            order, section, prefix, short, frozenset(normalized_words(short)) | ids, ids
+        )
 
     @staticmethod
     def _pieces(message: Message, style: Style, last: bool) -> Iterator[tuple[str, str, str]]:
@@ -327,7 +329,7 @@ def _weights(
 ) -> dict[str, float]:
     """Every content word counts; numbers and dates (chats) or failure words and
     identifiers (agents) more, most of all the identifiers the task acted on."""
-    ids = {w for c in candidates for w in identifiers(c.text)} if style == "agent" else set()
+    ids = {w for c in candidates for w in c.ids}
     weights = {}
     for word in {w for c in candidates for w in c.words}:
         weight = 1.0
