@@ -4,24 +4,35 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DATA   ?= ../shared/data
 
-.PHONY: setup browser run demo test lint format eval bench clean
+.PHONY: setup setup-fast browser run demo example test test-fast lint format eval bench reliability screenshots clean
 
-## setup: the venv with recap and its development tools (builds llama-cpp-python once),
-##        and the browser the web console's tests drive
-setup: $(VENV)/.dev browser
+## setup: the venv with recap, its development tools and the llama.cpp backend (built once),
+##        and the browser the web console's tests drive: everything `make test` needs
+setup: $(VENV)/.local browser
 
-$(VENV)/.core: pyproject.toml
+## setup-fast: the venv for `make test-fast`: no llama.cpp build, no browser
+setup-fast: $(VENV)/.dev
+
+$(VENV)/.venv:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	touch $@
+
+# the slim core plus the [server] extra: what `make run` serves
+$(VENV)/.server: pyproject.toml $(VENV)/.venv
+	$(BIN)/pip install --quiet -e '.[server]'
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.server
+	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
 # llama.cpp is compiled for portable x86-64 with AVX2, not for "native": a virtual
 # machine's CPU may announce instructions it then refuses (Illegal instruction).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-$(VENV)/.dev: $(VENV)/.core
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet -e '.[dev]'
+$(VENV)/.local: $(VENV)/.dev
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet -e '.[dev,dev-local]'
 	touch $@
 
 ## browser: Debian's chromium, which Playwright drives headless in tests/web (Playwright's
@@ -39,33 +50,54 @@ browser:
 
 ## run: start the memory service on its embedded defaults (SQLite file recap.db, extractive
 ##      summarizer, no model) at http://127.0.0.1:8000 — API docs at /docs; Ctrl-C stops it
-run: $(VENV)/.core
+run: $(VENV)/.server
 	$(BIN)/recap serve
 
 ## demo: compact the bundled example session with the engine alone (no service)
-demo: $(VENV)/.core
+demo: $(VENV)/.server
 	$(BIN)/recap compact examples/incident_session.json --threshold-chars 12000 --keep-chars 4000 \
 		-o out/incident_compacted.json --report -
 	@echo "compacted history written to out/incident_compacted.json"
 
-## test: lint, type-check and run the whole test suite
-test: setup browser lint
+## example: the offline LangGraph incident agent (examples/incident_agent); installs the
+##          [langgraph] extra it needs (LangGraph and its SQLite checkpointer)
+$(VENV)/.langgraph: $(VENV)/.server
+	$(BIN)/pip install --quiet -e '.[server,langgraph]'
+	touch $@
+
+example: $(VENV)/.langgraph
+	mkdir -p out
+	$(BIN)/python examples/incident_agent/agent.py --turns 6 --db out/incident_agent.db
+
+## test: lint, type-check and run the whole suite (PostgreSQL, the browser, llama.cpp, the
+##       slow runs); what CI runs
+test: setup lint
 	@$(BIN)/pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that is a failure here"; exit 1; fi; \
 	exit $$rc
 
-lint: setup
+## test-fast: the edit-test loop: engine, library, CLI and SQLite service tests, in under a
+##            minute, with no PostgreSQL, browser or llama.cpp build
+FAST := not postgres and not browser and not slow and not llamacpp
+test-fast: setup-fast
+	$(BIN)/pytest -q -n 2 -m "$(FAST)"
+
+## screenshots: refresh the console's pictures in docs/screenshots (tests never write them)
+screenshots: setup
+	RECAP_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/pytest -q tests/web
+
+lint: setup-fast
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-format: setup
+format: setup-fast
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
 ## eval: every strategy on LoCoMo, τ-bench and DialogSum (the data beside the checkout):
 ##       tables, out/<dataset>.json and the retention-vs-budget curves out/<dataset>.png
-eval: setup
+eval: setup-fast
 	mkdir -p out
 	for f in locomo_dev.json taubench_airline_dev.json dialogsum.dev.jsonl; do \
 		n=$${f%%[._]*}; \
@@ -73,11 +105,17 @@ eval: setup
 	done
 
 ## bench: the engine's growth and summarization work, recap beside LangChain and LangMem,
-##        and the memory service's costs (ratios against baselines of the same run)
+##        and the memory service's costs (ratios against baselines of the same run);
+##        benchmarks/ is not part of the installed package
 bench: setup
-	$(BIN)/recap bench engine --locomo $(DATA)/locomo_dev.json
-	$(BIN)/recap bench peers --data-dir $(DATA)
-	$(BIN)/recap bench service
+	$(BIN)/python -m benchmarks engine --locomo $(DATA)/locomo_dev.json
+	$(BIN)/python -m benchmarks peers --data-dir $(DATA)
+	$(BIN)/python -m benchmarks service
+
+## reliability: 2 servers and 3 workers on one PostgreSQL under load, model faults, a worker
+##              killed holding a lease, and its own PostgreSQL restarted (never the machine's)
+reliability: setup
+	$(BIN)/python -m benchmarks reliability
 
 clean:
 	rm -rf $(VENV) out recap.db recap.db-* .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from recap.messages import Message, ToolCall
+from recap_memory.messages import Message, ToolCall
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("RECAP_DATA_DIR", ROOT.parent / "shared" / "data"))
@@ -35,7 +35,7 @@ def recap(
 ) -> subprocess.CompletedProcess[str]:
     """Run the ``recap`` CLI in a real process (no model configured unless ``env`` says so)."""
     return subprocess.run(
-        [sys.executable, "-m", "recap", *args],
+        [sys.executable, "-m", "recap_memory", *args],
         input=stdin.decode() if stdin is not None else None,
         capture_output=True,
         text=True,
@@ -63,3 +63,14 @@ def tool(call_id: str, text: str, name: str = "lookup", **kw: Any) -> Message:
 
 def system(text: str = "You are helpful.") -> Message:
     return Message(role="system", content=text)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tiers follow from what a test uses: the browser tests live in tests/web, and a
+    store test's PostgreSQL case is the ``postgresql`` value of its ``database_url``."""
+    for item in items:
+        if "tests/web/" in item.nodeid:
+            item.add_marker(pytest.mark.browser)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if params.get("database_url") == "postgresql":
+            item.add_marker(pytest.mark.postgres)

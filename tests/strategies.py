@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from recap.messages import Message, ToolCall
+from recap_memory.messages import Message, ToolCall
 
 WORDS = (
     "payments checkout timeout 503 deploy v4.18.2 Alice Bob Seattle 2024-05-20 flight HAT069 "

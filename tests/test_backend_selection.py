@@ -5,12 +5,19 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
-from recap import Budget, Compactor, ConfigurationError, Policy, Trigger
-from recap.integrations.scripted import ScriptedChatModel
-from recap.llm import LangChainModel, ModelOptions, OllamaModel, OpenAIModel, Retrying, make_model
-from recap.llm.spec import ModelSpec, parse_spec
-from recap.settings import LLMSettings
-from recap.summarizers import LLMSummarizer
+from recap_memory import Budget, Compactor, ConfigurationError, Policy, Trigger
+from recap_memory.integrations.scripted import ScriptedChatModel
+from recap_memory.llm import (
+    LangChainModel,
+    ModelOptions,
+    OllamaModel,
+    OpenAIModel,
+    Retrying,
+    make_model,
+)
+from recap_memory.llm.spec import ModelSpec, parse_spec
+from recap_memory.settings import LLMSettings
+from recap_memory.summarizers import LLMSummarizer
 from tests.conftest import assistant, user
 
 SEED_VARIABLES = (

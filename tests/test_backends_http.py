@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from recap import BackendError, Budget, Compactor, ContextOverflowError, Policy, Trigger
-from recap.llm import ModelOptions, OllamaModel, OpenAIModel, Retrying, RetryPolicy
-from recap.llm.http import HTTPChatModel, retry_after
-from recap.summarizers import LLMSummarizer
-from recap.testing.model_server import Die, Garbage, Hang, ModelServer, Reply, Status
+from recap_memory import BackendError, Budget, Compactor, ContextOverflowError, Policy, Trigger
+from recap_memory.llm import ModelOptions, OllamaModel, OpenAIModel, Retrying, RetryPolicy
+from recap_memory.llm.http import HTTPChatModel, retry_after
+from recap_memory.summarizers import LLMSummarizer
+from recap_memory.testing.model_server import Die, Garbage, Hang, ModelServer, Reply, Status
 from tests.conftest import assistant, user
 
 ASK = [{"role": "user", "content": "Summarize: the db pool was exhausted at 09:14."}]

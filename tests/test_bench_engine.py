@@ -1,4 +1,4 @@
-"""``recap bench engine`` at tiny sizes: what the benchmark promises, never a time (the
+"""``python -m benchmarks engine`` at tiny sizes: what the benchmark promises, never a time (the
 machine is shared)."""
 
 from __future__ import annotations
@@ -7,18 +7,21 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from recap.bench.conversations import conversation, split_turns
-from recap.bench.engine import Options
-from recap.bench.engine.cumulative import SHARES, measure_cumulative
-from recap.bench.engine.fake_summaries import SUMMARY_SHARE, write_summary
-from recap.bench.engine.scaling import measure_scaling
-from recap.cli import app
-from recap.counting import Meter
-from recap.messages import validate_history
-from recap.summarizers.validation import validate_summary
+from benchmarks.commands import app
+from benchmarks.conversations import conversation, split_turns
+from benchmarks.engine import Options
+from benchmarks.engine.cumulative import SHARES, measure_cumulative
+from benchmarks.engine.fake_summaries import SUMMARY_SHARE, write_summary
+from benchmarks.engine.scaling import measure_scaling
+from recap_memory.counting import Meter
+from recap_memory.messages import validate_history
+from recap_memory.summarizers.validation import validate_summary
 from tests.conftest import DATA
+
+pytestmark = pytest.mark.slow  # benchmarks' and fuzzers' short runs
 
 
 def test_generated_conversations_are_valid_deterministic_and_near_their_size():
@@ -74,7 +77,7 @@ def test_bench_engine_prints_the_ratios_and_writes_json(tmp_path: Path):
     out = tmp_path / "engine.json"
     args = ["--sizes", "1k,4k", "--repeats", "1", "--turns", "40", "--no-profile"]
     locomo = ["--locomo", str(DATA / "locomo_dev.json")]
-    result = CliRunner().invoke(app, ["bench", "engine", *args, *locomo, "--out", str(out)])
+    result = CliRunner().invoke(app, ["engine", *args, *locomo, "--out", str(out)])
     assert result.exit_code == 0, result.output
     for text in ("Engine: one compaction pass", "Summarization work, generated", "Verdict:"):
         assert text in result.output
@@ -91,6 +94,6 @@ def test_bench_engine_prints_the_ratios_and_writes_json(tmp_path: Path):
 
 def test_bad_sizes_are_refused():
     for sizes in ("1k", "10k,1k", "a,b"):
-        result = CliRunner().invoke(app, ["bench", "engine", "--sizes", sizes])
+        result = CliRunner().invoke(app, ["engine", "--sizes", sizes])
         assert result.exit_code == 2, result.output
         assert "--sizes" in result.output

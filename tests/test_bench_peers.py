@@ -1,4 +1,4 @@
-"""``recap bench peers``: recap, LangChain's middleware and LangMem behind one shared model.
+"""``python -m benchmarks peers``: recap, LangChain's middleware and LangMem behind one model.
 
 A small run on the real data; no figure here is a time.
 """
@@ -16,20 +16,20 @@ from langchain_core.messages import HumanMessage
 from langchain_core.messages.utils import get_buffer_string
 from typer.testing import CliRunner
 
-from recap.adapters.langchain import to_langchain
-from recap.bench import peers
-from recap.bench.conversations import parallel_session
-from recap.bench.peers.budget import TEMPLATES
-from recap.bench.peers.checks import trigger_checks
-from recap.bench.peers.engines import ENGINES, ONCE
-from recap.bench.peers.validity import parallel_cases
-from recap.cli import app
-from recap.integrations.extractive_chat import ExtractiveChatModel
-from recap.summarizers.base import transcript
-from recap.summarizers.llm import FRESH
+from benchmarks import peers
+from benchmarks.commands import app
+from benchmarks.conversations import parallel_session
+from benchmarks.peers.budget import TEMPLATES
+from benchmarks.peers.checks import trigger_checks
+from benchmarks.peers.engines import ENGINES, ONCE
+from benchmarks.peers.validity import parallel_cases
+from recap_memory.adapters.langchain import to_langchain
+from recap_memory.integrations.extractive_chat import ExtractiveChatModel
+from recap_memory.summarizers.base import transcript
+from recap_memory.summarizers.llm import FRESH
 from tests.conftest import DATA, assistant, load_data, tool, user
 
-pytestmark = pytest.mark.data
+pytestmark = [pytest.mark.data, pytest.mark.slow]
 
 SMALL = peers.Options(
     locomo_samples=1,
@@ -130,7 +130,7 @@ def test_the_command_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,
         [
-            "bench", "peers", "--data-dir", str(DATA), "--locomo-samples", "1",
+            "peers", "--data-dir", str(DATA), "--locomo-samples", "1",
             "--tau-records", "3", "--generated", "3", "--session-samples", "1",
             "--check-sizes", "10,20", "--check-samples", "1", "--out", str(out),
         ],
@@ -189,6 +189,6 @@ def test_the_model_refuses_a_prompt_over_its_window() -> None:
 def test_bad_data_is_refused_with_a_clear_error(tmp_path: Path, locomo_text: str, message: str):
     (tmp_path / "locomo_dev.json").write_text(locomo_text)
     (tmp_path / "taubench_airline_dev.json").write_text("[]")
-    result = CliRunner().invoke(app, ["bench", "peers", "--data-dir", str(tmp_path)])
+    result = CliRunner().invoke(app, ["peers", "--data-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert message in result.output

@@ -1,4 +1,4 @@
-"""``recap bench service`` with tiny options: the figures are printed and written, and
+"""``python -m benchmarks service`` with tiny options: the figures are printed and written, and
 positive. Their speed is never asserted (the machine is shared)."""
 
 from __future__ import annotations
@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from recap.cli import app
+from benchmarks.commands import app
+
+pytestmark = pytest.mark.slow  # benchmarks' and fuzzers' short runs
 
 TINY = ["--large", "2000", "--small", "10", "--samples", "20"]
 TINY_HTTP = ["--requests", "100", "--clients", "4", "--rounds", "2"]
@@ -16,7 +19,7 @@ TINY_HTTP = ["--requests", "100", "--clients", "4", "--rounds", "2"]
 
 def test_bench_service_prints_and_writes_positive_figures(tmp_path: Path):
     out = tmp_path / "bench.json"
-    result = CliRunner().invoke(app, ["bench", "service", *TINY, *TINY_HTTP, "--out", str(out)])
+    result = CliRunner().invoke(app, ["service", *TINY, *TINY_HTTP, "--out", str(out)])
     assert result.exit_code == 0, result.output
     for text in ("Gate cost", "target < 1.5", "GET /healthz", "append ÷ no-op"):
         assert text in result.output
@@ -41,6 +44,6 @@ def test_bench_service_prints_and_writes_positive_figures(tmp_path: Path):
 
 
 def test_small_must_be_below_large():
-    result = CliRunner().invoke(app, ["bench", "service", "--small", "10", "--large", "10"])
+    result = CliRunner().invoke(app, ["service", "--small", "10", "--large", "10"])
     assert result.exit_code == 2
     assert "--small must be below --large" in result.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recap.testing.model_server import ModelServer, Reply
+from recap_memory.testing.model_server import ModelServer, Reply
 from tests.conftest import ROOT, recap
 
 EXAMPLE = ROOT / "examples" / "incident_session.json"
@@ -54,16 +54,19 @@ def test_with_the_server_gone_the_extractive_fallback_compacts(tmp_path: Path):
     assert figures["usage"][0]["attempts"] == 3  # retried, then gave up
 
 
-def test_with_fallback_none_the_history_is_unchanged_with_a_warning():
+def test_with_fallback_none_a_model_failure_exits_3_and_writes_nothing(tmp_path: Path):
     with ModelServer() as server:
         url = server.url
+    out = tmp_path / "out.json"
     run = recap(
         "compact", str(EXAMPLE), *SMALL, "--llm", "ollama:qwen2.5:3b", "--llm-url", url,
-        "--fallback", "none",
+        "--fallback", "none", "-o", str(out),
     )  # fmt: skip
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 3, run.stderr
     assert "recap: warning:" in run.stderr and "history unchanged" in run.stderr
-    assert json.loads(run.stdout) == json.loads(EXAMPLE.read_text())
+    assert "recap: error:" in run.stderr and "nothing was written" in run.stderr
+    assert not out.exists() and not list(tmp_path.iterdir())
+    assert run.stdout == ""
 
 
 def test_the_environment_selects_the_model():

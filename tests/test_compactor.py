@@ -6,11 +6,11 @@ import logging
 
 import pytest
 
-from recap import BackendError, Budget, Compactor, Meter, Policy, Trigger, validate_history
-from recap.chain import parse_summary_message
-from recap.llm import Completion, FakeModel
-from recap.masking import is_masked
-from recap.summarizers import LLMSummarizer
+from recap_memory import BackendError, Budget, Compactor, Meter, Policy, Trigger, validate_history
+from recap_memory.chain import parse_summary_message
+from recap_memory.llm import Completion, FakeModel
+from recap_memory.masking import is_masked
+from recap_memory.summarizers import LLMSummarizer
 from tests.conftest import assistant, system, tool, user
 
 SMALL = Policy(trigger=Trigger(chars=300), keep=Budget(chars=120), summary_max=Budget(chars=400))
@@ -70,7 +70,7 @@ def test_cut_lands_on_a_user_message_and_keeps_parallel_results_together():
 
 
 def test_structured_summary_and_design_a_log_lines(caplog):
-    caplog.set_level(logging.INFO, logger="recap.compactor")
+    caplog.set_level(logging.INFO, logger="recap_memory.compactor")
     result = Compactor(policy=SMALL).compact_sync(agent_history(), request_id="abc12345")
     summary = result.messages[1].text
     assert "**Key findings:**" in summary and "**Investigating:**" in summary

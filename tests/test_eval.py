@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from recap.counting import Meter
-from recap.eval.budget import budget_policy, compact_to_budget, strategy_compactor
-from recap.planner import plan_compaction
-from recap.summarizers import ExtractiveSummarizer, FoldRequest, HybridSummarizer
+from recap_memory.counting import Meter
+from recap_memory.eval.budget import budget_policy, compact_to_budget, strategy_compactor
+from recap_memory.planner import plan_compaction
+from recap_memory.summarizers import ExtractiveSummarizer, FoldRequest, HybridSummarizer
 from tests.conftest import DATA, assistant, recap, system, tool, user
 
 pytestmark = pytest.mark.data

@@ -7,8 +7,8 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recap import Budget, Compactor, Policy, Trigger
-from recap.summarizers import ExtractiveSummarizer, FoldRequest
+from recap_memory import Budget, Compactor, Policy, Trigger
+from recap_memory.summarizers import ExtractiveSummarizer, FoldRequest
 from tests.conftest import assistant, system, tool, user
 from tests.strategies import conversations
 
@@ -60,7 +60,7 @@ def test_identifiers_the_agent_acted_on_outlast_tool_noise():
     """Ids the user gave or passed to a tool are what an agent needs later."""
     import json
 
-    from recap.messages import Message, ToolCall
+    from recap_memory.messages import Message, ToolCall
 
     flights = [
         {"flight_number": f"HAT{n:03d}", "status": "available", "seats": n % 9, "price": 100 + n}

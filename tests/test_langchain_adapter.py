@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from recap import Budget, Compactor, Policy, Trigger, validate_history
-from recap.adapters.langchain import from_langchain, to_langchain
+from recap_memory import Budget, Compactor, Policy, Trigger, validate_history
+from recap_memory.adapters.langchain import from_langchain, to_langchain
 
 
 def _conversation():

@@ -20,16 +20,16 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.prebuilt import create_react_agent
 
-from recap import BackendError, Budget, Policy, Trigger
-from recap.adapters.langchain import from_langchain
-from recap.integrations.langgraph import (
+from recap_memory import BackendError, Budget, Policy, Trigger
+from recap_memory.adapters.langchain import from_langchain
+from recap_memory.integrations.langgraph import (
     Summarization,
     _messages_update,
     maybe_summarize,
     summarization_node,
 )
-from recap.llm import FakeModel
-from recap.messages import validate_history
+from recap_memory.llm import FakeModel
+from recap_memory.messages import validate_history
 from tests.conftest import CLEAN_ENV, ROOT
 
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
@@ -123,7 +123,7 @@ async def test_a_failing_model_leaves_the_turn_unchanged_without_fallback(caplog
         await turn(agent, config, n)
     before = await messages(agent, config)
     failing = FakeModel(default=BackendError("model down", kind="connection"))
-    with caplog.at_level(logging.WARNING, logger="recap"):
+    with caplog.at_level(logging.WARNING, logger="recap_memory"):
         result = await maybe_summarize(
             agent, config, policy=POLICY, model=failing, fallback="none", request_id="req-7"
         )
@@ -161,7 +161,7 @@ async def test_a_failing_state_update_is_logged_and_the_turn_goes_on(caplog):
     for n in range(4):
         await turn(agent, config, n)
     before = await messages(agent, config)
-    with caplog.at_level(logging.ERROR, logger="recap"):
+    with caplog.at_level(logging.ERROR, logger="recap_memory"):
         result = await maybe_summarize(
             FailingUpdates(agent), config, policy=POLICY, model=FakeModel(default=SUMMARY)
         )

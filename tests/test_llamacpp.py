@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from recap import Budget, Compactor, ConfigurationError, Policy, Trigger, validate_history
-from recap.inputs import read_conversation
-from recap.llm import LlamaCppModel, ModelOptions, make_model
-from recap.settings import LLMSettings
-from recap.summarizers import LLMSummarizer
-from recap.summarizers.validation import TEMPLATE_TOKENS
+from recap_memory import Budget, Compactor, ConfigurationError, Policy, Trigger, validate_history
+from recap_memory.inputs import read_conversation
+from recap_memory.llm import LlamaCppModel, ModelOptions, make_model
+from recap_memory.settings import LLMSettings
+from recap_memory.summarizers import LLMSummarizer
+from recap_memory.summarizers.validation import TEMPLATE_TOKENS
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.llamacpp
 
 
 def smollm2() -> Path:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from recap import Budget, Compactor, Policy, Trigger, approx_tokens
-from recap.llm import FakeModel
-from recap.summarizers import LLMSummarizer
+from recap_memory import Budget, Compactor, Policy, Trigger, approx_tokens
+from recap_memory.llm import FakeModel
+from recap_memory.summarizers import LLMSummarizer
 from tests.conftest import assistant, user
 
 

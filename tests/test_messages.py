@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recap import InputError, InvalidHistoryError, from_openai, to_openai, validate_history
-from recap.messages import parse_messages
+from recap_memory import InputError, InvalidHistoryError, from_openai, to_openai, validate_history
+from recap_memory.messages import parse_messages
 from tests.conftest import assistant, load_data, tool, user
 
 pytestmark = pytest.mark.data

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from recap.counting import Size
-from recap.policy import Budget, Policy, Trigger
+from recap_memory.counting import Size
+from recap_memory.policy import Budget, Policy, Trigger
 
 
 def test_the_gate_needs_the_trigger_and_enough_new_messages() -> None:

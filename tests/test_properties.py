@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recap import Budget, Compactor, Meter, Policy, Trigger, validate_history
-from recap.chain import parse_summary_message
-from recap.masking import is_masked
-from recap.messages import Message
-from recap.summarizers import ExtractiveSummarizer, MaskSummarizer
+from recap_memory import Budget, Compactor, Meter, Policy, Trigger, validate_history
+from recap_memory.chain import parse_summary_message
+from recap_memory.masking import is_masked
+from recap_memory.messages import Message
+from recap_memory.summarizers import ExtractiveSummarizer, MaskSummarizer
 from tests.strategies import conversations
 
 policies = st.builds(

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from recap.eval import dialogsum, locomo, taubench
-from recap.eval.budget import strategy_compactor
-from recap.eval.retention import Context
-from recap.summarizers import ExtractiveSummarizer, make_summarizer
+from recap_memory.eval import dialogsum, locomo, taubench
+from recap_memory.eval.budget import strategy_compactor
+from recap_memory.eval.retention import Context
+from recap_memory.summarizers import ExtractiveSummarizer, make_summarizer
 from tests.conftest import load_data
 
 pytestmark = pytest.mark.data
@@ -86,7 +86,7 @@ def test_context_metric_definitions():
 
 
 def test_id_value_recall_reads_tool_call_arguments_too():
-    from recap.messages import Message, ToolCall
+    from recap_memory.messages import Message, ToolCall
 
     record = {"info": {"task": {"actions": [{"name": "x", "kwargs": {"id": "ZFA04Y", "n": 1}}]}}}
     call = ToolCall(id="c", name="get", arguments='{"reservation_id": "ZFA04Y"}')

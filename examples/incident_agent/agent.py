@@ -25,9 +25,9 @@ from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from recap.adapters.langchain import from_langchain
-from recap.integrations.scripted import ScriptedChatModel
-from recap.messages import validate_history
+from recap_memory.adapters.langchain import from_langchain
+from recap_memory.integrations.scripted import ScriptedChatModel
+from recap_memory.messages import validate_history
 
 
 @tool
@@ -107,8 +107,8 @@ async def main(turns: int, db: str) -> None:
     from langchain_core.messages import HumanMessage, SystemMessage
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    from recap import Budget, Policy, Trigger
-    from recap.integrations.langgraph import maybe_summarize
+    from recap_memory import Budget, Policy, Trigger
+    from recap_memory.integrations.langgraph import maybe_summarize
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     policy = Policy(trigger=Trigger(chars=12_000), keep=Budget(chars=5_000))

@@ -12,10 +12,11 @@ import httpx
 import psycopg
 import pytest
 
-from recap.compactor import Compactor
-from recap.llm.base import ChatModel
-from recap.service import ServiceSettings, create_app
-from recap.settings import SummarizationSettings
+from recap_memory.clock import Clock, utcnow
+from recap_memory.compactor import Compactor
+from recap_memory.llm.base import ChatModel
+from recap_memory.service import ServiceSettings, create_app
+from recap_memory.settings import SummarizationSettings
 
 POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 SMALL = SummarizationSettings(threshold_chars=2_000, keep_chars=600)
@@ -90,6 +91,7 @@ async def running_app(
     summarization: SummarizationSettings = SMALL,
     headers: dict[str, str] | None = None,
     chat_model: ChatModel | None = None,
+    clock: Clock = utcnow,
     **overrides: Any,
 ) -> AsyncIterator[App]:
     """The app with its lifespan (migrations, worker) running, and an ASGI client."""
@@ -98,6 +100,7 @@ async def running_app(
         compactor=compactor,
         summarization=summarization,
         chat_model=chat_model,
+        clock=clock,
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

@@ -1,6 +1,6 @@
 """Real recap processes for the service tests: environments, workers, waiting.
 
-(Ports and starting processes come from :mod:`recap.testing.processes`.)
+(Ports and starting processes come from :mod:`benchmarks.processes`.)
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from recap.testing.processes import free_port, start_recap
+from benchmarks.processes import free_port, start_recap
 from tests.conftest import CLEAN_ENV
 from tests.service.conftest import SMALL
 

@@ -6,7 +6,7 @@ import asyncio
 import itertools
 from typing import Any
 
-from recap.messages import from_openai, is_valid_history
+from recap_memory.messages import from_openai, is_valid_history
 from tests.service.conftest import App, turn
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from recap.compactor import Compactor
-from recap.messages import from_openai, is_valid_history
-from recap.summarizers import ExtractiveSummarizer, FoldRequest
-from recap.summarizers.base import Fold
+from recap_memory.compactor import Compactor
+from recap_memory.messages import from_openai, is_valid_history
+from recap_memory.summarizers import ExtractiveSummarizer, FoldRequest
+from recap_memory.summarizers.base import Fold
 from tests.service.conftest import App, running_app, turn
 from tests.service.test_api import settled
 

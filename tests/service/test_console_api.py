@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from recap.llm import FakeModel
+from recap_memory.llm import FakeModel
 from tests.service.conftest import App, running_app
 from tests.service.test_api import drive, settled
 
@@ -74,7 +74,7 @@ async def test_chat_answers_through_the_compacted_context(database_url: str) -> 
 
 
 async def test_a_failing_chat_model_keeps_the_question_and_says_why(database_url: str) -> None:
-    from recap.errors import BackendError
+    from recap_memory.errors import BackendError
 
     model = FakeModel(default=BackendError("chat model down", kind="connection"))
     async for running in running_app(database_url, chat_model=model):

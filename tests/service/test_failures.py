@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from recap.compactor import Compactor
-from recap.errors import BackendError
-from recap.llm import FakeModel
-from recap.service.events import Event
-from recap.summarizers import ExtractiveSummarizer, LLMSummarizer
+from recap_memory.compactor import Compactor
+from recap_memory.errors import BackendError
+from recap_memory.llm import FakeModel
+from recap_memory.service.events import Event
+from recap_memory.summarizers import ExtractiveSummarizer, LLMSummarizer
+from recap_memory.testing import ManualClock
 from tests.service.conftest import App, running_app, turn
 from tests.service.test_api import drive, settled
 
@@ -49,8 +50,9 @@ async def test_without_fallback_a_failure_is_retried_later_not_in_a_loop(
 ) -> None:
     model = FakeModel([BackendError("rate limited", kind="rate_limit")] * 2, default=SUMMARY)
     compactor = Compactor(LLMSummarizer(model, rejected_retries=0), fallback=None)
+    clock = ManualClock()
     async for app in running_app(
-        database_url, compactor=compactor, retry_base_s=1.0, embedded_worker=False
+        database_url, compactor=compactor, retry_base_s=1.0, embedded_worker=False, clock=clock
     ):
         session = await app.session()
         for n in range(12):
@@ -67,10 +69,14 @@ async def test_without_fallback_a_failure_is_retried_later_not_in_a_loop(
         # the backoff holds the session back: no hot loop
         assert await app.state.runner.run_due() is None
         calls = len(model.calls)
-        await asyncio.sleep(1.2)
+        clock.advance(0.9)
+        assert await app.state.runner.run_due() is None  # not before the backoff passed
+        clock.advance(0.2)
         assert await app.state.runner.run_due() is not None  # retried once the backoff passed
         assert len(model.calls) == calls + 1
-        await asyncio.sleep(2.2)
+        clock.advance(1.9)  # the second failure doubled the wait
+        assert await app.state.runner.run_due() is None
+        clock.advance(0.2)
         outcome = await app.state.runner.run_due()
         assert outcome is not None and outcome.path == "llm"
         state = (await app.client.get(f"/sessions/{session}")).json()

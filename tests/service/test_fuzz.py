@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from recap.bench.fuzz import FuzzReport, fuzz_api, fuzz_compact_parser
+from benchmarks.fuzz import FuzzReport, fuzz_api, fuzz_compact_parser
 from tests.service.conftest import running_app
+
+pytestmark = pytest.mark.slow  # benchmarks' and fuzzers' short runs
 
 SEED = 20_240_611
 """Fixed, so a failure here reproduces; the bench runs unseeded and longer."""

@@ -1,11 +1,16 @@
-"""The reliability suite's short run (the full one is `recap bench reliability`): 2 servers
-and 3 workers on one PostgreSQL, under load and every fault — nothing lost."""
+"""The reliability suite's short run (the full one is `python -m benchmarks reliability`):
+2 servers and 3 workers on one PostgreSQL — a private cluster the run starts, so that its
+restart fault never touches the machine's — under load and every fault: nothing lost."""
 
 from __future__ import annotations
 
-from recap.bench import reliability
+import pytest
+
+from benchmarks import reliability
 
 
+@pytest.mark.postgres
+@pytest.mark.slow
 async def test_nothing_is_lost_under_load_and_faults() -> None:
     figures = await reliability.run(reliability.Options.short(), fuzz=reliability.fuzz_bad_inputs)
     assert figures.acknowledged > 0 and figures.lost == 0

@@ -1,5 +1,8 @@
 """Several processes on one PostgreSQL: events across processes, readiness, a database
-restart, and a worker that gives its lease back on SIGTERM."""
+restart, and a worker that gives its lease back on SIGTERM.
+
+The database restart stops a private cluster of the test's own
+(:class:`benchmarks.pgcluster.ThrowawayCluster`), never the machine's PostgreSQL."""
 
 from __future__ import annotations
 
@@ -14,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from sqlalchemy import text
 
-from recap.bench import reliability
-from recap.store.urls import libpq_url
-from recap.testing.model_server import Hang, ModelServer
+from benchmarks.pgcluster import ThrowawayCluster
+from recap_memory.testing.model_server import Hang, ModelServer
 from tests.service.conftest import postgres_database, running_app, turn
 from tests.service.processes import (
     free_port,
@@ -29,8 +32,6 @@ from tests.service.processes import (
     until,
     worker_env,
 )
-
-PG_CLUSTER = ["pg_ctlcluster", "--skip-systemctl-redirect"]
 
 
 @pytest.fixture
@@ -52,6 +53,7 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[
             event, data = "message", ""
 
 
+@pytest.mark.postgres
 async def test_a_compaction_by_a_worker_elsewhere_reaches_the_servers_clients(
     postgres_url: str, tmp_path: Path
 ) -> None:
@@ -112,7 +114,7 @@ async def test_readiness_follows_the_schema(database_url: str, tmp_path: Path) -
         outdated = await app.client.get("/readyz")
         assert outdated.status_code == 503 and "recap migrate" in outdated.json()["reason"]
     refused = subprocess.run(
-        [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
+        [sys.executable, "-m", "recap_memory", "serve", "--port", str(free_port())],
         env=recap_env(database_url, RECAP_MIGRATE_ON_START="false"),
         capture_output=True,
         text=True,
@@ -121,16 +123,24 @@ async def test_readiness_follows_the_schema(database_url: str, tmp_path: Path) -
     assert refused.returncode == 2 and "run `recap migrate`" in refused.stderr, refused.stderr
 
 
-def _stop_postgres() -> None:
-    cluster = reliability.local_cluster()
-    subprocess.run([*PG_CLUSTER, cluster, "main", "stop"], check=True, timeout=60)
+@pytest.fixture
+def private_cluster() -> Iterator[ThrowawayCluster]:
+    """A PostgreSQL cluster of this test's own, which it may stop (the machine's never)."""
+    with ThrowawayCluster() as cluster:
+        yield cluster
 
 
-async def test_requests_fail_fast_while_postgres_is_down_and_recover(postgres_url: str) -> None:
-    async for app in running_app(postgres_url, embedded_worker=False):
+@pytest.mark.postgres
+@pytest.mark.slow
+async def test_requests_fail_fast_while_postgres_is_down_and_recover(
+    private_cluster: ThrowawayCluster,
+) -> None:
+    with psycopg.connect(private_cluster.url, autocommit=True) as admin:
+        admin.execute('CREATE DATABASE "recap"')
+    async for app in running_app(private_cluster.database_url("recap"), embedded_worker=False):
         session = await app.session()
         await app.append(session, *turn(0))
-        _stop_postgres()
+        await asyncio.to_thread(private_cluster.stop)
         try:
             started = time.monotonic()
             failed = await app.client.post(
@@ -141,9 +151,7 @@ async def test_requests_fail_fast_while_postgres_is_down_and_recover(postgres_ur
             assert time.monotonic() - started < 10, "failing took too long"
             assert (await app.client.get("/readyz")).status_code == 503
         finally:
-            await reliability.restart_postgres(
-                reliability.local_cluster(), libpq_url(reliability.Options.admin_url)
-            )
+            await asyncio.to_thread(private_cluster.start)
         await until("readiness again", _ready(app.client), [], timeout=30)
         ids = await app.append(session, *turn(2))
         listed = (await app.client.get(f"/sessions/{session}/messages")).json()["items"]
@@ -196,11 +204,12 @@ async def test_sigterm_makes_a_worker_give_its_lease_back(
             assert "stopped" in log.read_text()
 
 
+@pytest.mark.postgres
 def test_processes_starting_together_migrate_one_after_another(postgres_url: str) -> None:
     """Without the migration lock, two of three would fail on a duplicate table."""
     migrations = [
         subprocess.Popen(
-            [sys.executable, "-m", "recap", "migrate"],
+            [sys.executable, "-m", "recap_memory", "migrate"],
             env=recap_env(postgres_url),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from recap.testing.processes import free_port, serving
+from benchmarks.processes import free_port, serving
 from tests.service.conftest import turn
 from tests.service.processes import recap_env
 
@@ -90,7 +92,7 @@ def test_serve_refuses_bad_settings_with_one_line(
     env: dict[str, str], message: str, tmp_path: Path
 ) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
+        [sys.executable, "-m", "recap_memory", "serve", "--port", str(free_port())],
         env=recap_env(**env),
         capture_output=True,
         text=True,
@@ -104,7 +106,7 @@ def test_serve_refuses_bad_settings_with_one_line(
 
 def test_serve_says_so_when_the_database_cannot_be_reached(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "recap", "serve", "--port", str(free_port())],
+        [sys.executable, "-m", "recap_memory", "serve", "--port", str(free_port())],
         env=recap_env(RECAP_DATABASE_URL="postgresql://nobody:secret@127.0.0.1:1/none"),
         capture_output=True,
         text=True,
@@ -119,7 +121,7 @@ def test_serve_says_so_when_the_database_cannot_be_reached(tmp_path: Path) -> No
 def test_migrate_brings_a_new_database_to_the_newest_schema(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     result = subprocess.run(
-        [sys.executable, "-m", "recap", "migrate"],
+        [sys.executable, "-m", "recap_memory", "migrate"],
         env=recap_env(RECAP_DATABASE_URL=url),
         capture_output=True,
         text=True,
@@ -132,7 +134,7 @@ def test_migrate_brings_a_new_database_to_the_newest_schema(tmp_path: Path) -> N
 def test_sigterm_lets_the_server_finish_requests_in_flight(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from recap.testing.model_server import Hang, ModelServer
+    from recap_memory.testing.model_server import Hang, ModelServer
 
     port = free_port()
     with ModelServer(default=Hang(2)) as model:
@@ -144,7 +146,7 @@ def test_sigterm_lets_the_server_finish_requests_in_flight(tmp_path: Path) -> No
             RECAP_LLM_ATTEMPTS="1",
         )
         process = subprocess.Popen(
-            [sys.executable, "-m", "recap", "serve", "--port", str(port)],
+            [sys.executable, "-m", "recap_memory", "serve", "--port", str(port)],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -174,3 +176,49 @@ def test_sigterm_lets_the_server_finish_requests_in_flight(tmp_path: Path) -> No
         finally:
             if process.poll() is None:
                 process.kill()
+
+
+def test_a_busy_port_is_one_line_naming_the_setting(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "recap_memory", "serve", "--port", str(port)],
+            env=recap_env(RECAP_DATABASE_URL=f"sqlite:///{tmp_path / 'recap.db'}"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"port {port}" in result.stderr and "--port" in result.stderr
+    assert "RECAP_PORT" in result.stderr and "serving on" not in result.stdout
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_log_lines_carry_time_level_request_and_session(log_format: str, tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    env = recap_env(
+        RECAP_DATABASE_URL=f"sqlite:///{tmp_path / 'recap.db'}", RECAP_LOG_FORMAT=log_format
+    )
+    with serving(env, log, cwd=tmp_path) as (url, _), httpx.Client(base_url=url) as client:
+        session = client.post("/sessions", json={}).json()["id"]
+        for n in range(12):
+            client.post(f"/sessions/{session}/messages", json={"messages": turn(n)})
+        context = client.get(f"/sessions/{session}/context", params={"compact": "sync"})
+        assert context.status_code == 200, context.text
+    lines = [line for line in log.read_text().splitlines() if "summarizer done" in line]
+    assert lines, log.read_text()
+    if log_format == "json":
+        entry = json.loads(lines[0])
+        assert entry["level"] == "info" and entry["logger"] == "recap_memory.compactor"
+        assert entry["session"] == session and entry["request"]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry["time"])
+    else:
+        pattern = (
+            r"\d{4}-\d\d-\d\dT[\d:.]+Z info recap_memory\.compactor "
+            rf"request=\w+ session={session}: \[\w+\] summarizer done: .*"
+        )
+        assert re.fullmatch(pattern, lines[0]), lines[0]

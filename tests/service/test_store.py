@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from recap.compactor import Compactor
-from recap.messages import Message
-from recap.store import LeaseLost, Store, migrate, open_engine, usage_events
+from recap_memory.compactor import Compactor
+from recap_memory.messages import Message
+from recap_memory.store import LeaseLost, Store, migrate, open_engine, usage_events
+from recap_memory.testing import ManualClock
 from tests.service.conftest import SMALL
 
 LEASE = dt.timedelta(seconds=30)
@@ -23,7 +24,7 @@ LEASE = dt.timedelta(seconds=30)
 async def store(database_url: str) -> AsyncIterator[Store]:
     """A store over a freshly migrated database."""
     await migrate(database_url)
-    store = Store(open_engine(database_url), SMALL.policy())
+    store = Store(open_engine(database_url), SMALL.policy(), clock=ManualClock())
     yield store
     await store.close()
 
@@ -84,12 +85,15 @@ async def test_a_lease_is_exclusive_across_stores(store: Store, database_url: st
 
 async def test_only_the_lease_holder_commits_and_only_once(store: Store) -> None:
     session = await _due_session(store)
-    first = await store.claim_due("a", dt.timedelta(milliseconds=200))
+    first = await store.claim_due("a", dt.timedelta(seconds=30))
     assert first is not None and await store.claim_due("b", LEASE) is None
     loaded = await store.load(first.session_id)
     result = await Compactor(policy=store.policy).compact(loaded.body, chain=loaded.chain)
     assert result.report.compacted
-    await asyncio.sleep(0.3)  # the lease expires (the worker "died")
+    assert isinstance(store.clock, ManualClock)
+    store.clock.advance(29)
+    assert await store.claim_due("b", LEASE) is None, "the lease holds until it expires"
+    store.clock.advance(2)  # the lease expires (the worker "died")
     second = await store.claim_due("b", LEASE)
     assert second is not None and second.token != first.token
     with pytest.raises(LeaseLost):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recap.service.settings import ServiceSettings
+from recap_memory.service.settings import ServiceSettings
 from tests.service.conftest import running_app, turn
 
 KEYS = "key-a:alpha,key-b:beta"
@@ -46,7 +46,7 @@ async def test_tenants_are_isolated(database_url: str) -> None:
 def test_without_keys_only_loopback_may_be_bound() -> None:
     import pytest
 
-    from recap.errors import ConfigurationError
+    from recap_memory.errors import ConfigurationError
 
     open_settings = ServiceSettings()
     open_settings.check_bind("127.0.0.1")

@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any, cast
 
-from recap.testing.model_server import Hang, ModelServer, Reply
+from recap_memory.testing.model_server import Hang, ModelServer, Reply
 from tests.service.conftest import App, running_app, turn
 from tests.service.processes import LEASE_S, start_worker, until, worker_env
 

@@ -4,6 +4,7 @@ by Playwright, against ``recap serve`` in its own process on a free loopback por
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
 
-from recap.testing.processes import serving as recap_server
+from benchmarks.processes import serving as recap_server
 from tests.conftest import ROOT
 from tests.service.processes import recap_env
 
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = Path(os.environ.get("RECAP_SCREENSHOTS") or ROOT / "out" / "screenshots")
+"""Where the console's pictures go: out/ (ignored by git) unless ``make screenshots`` asks for
+docs/screenshots, the README's copies. Tests never write tracked files."""
 TIMEOUT_MS = 10_000
 """How long a browser step may wait for the page (the slowest is a compaction, ~1.5 s)."""
 
@@ -86,6 +89,6 @@ def watched(browser: Browser, **context: Any) -> Iterator[Watched]:
 
 
 def screenshot(page: Page, name: str) -> None:
-    """Overwrite docs/screenshots/NAME.png with the page as it is now."""
+    """Write :data:`SCREENSHOTS`/NAME.png: the page as it is now."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))

@@ -1,7 +1,7 @@
 """The web console at ``/`` as a person uses it, in headless chromium against ``recap serve``:
 import a transcript, watch it being summarised live, read the summary card and what it folds,
 the Session Memory panel and the dashboard; at a phone's width, by keyboard, with an API key.
-Screenshots of the main views go to docs/screenshots/ (overwritten on each run)."""
+Screenshots of the main views go to out/screenshots/ (`make screenshots`: docs/screenshots/)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from recap.testing.model_server import Hang, ModelServer, Reply, Status
+from recap_memory.testing.model_server import Hang, ModelServer, Reply, Status
 from tests.service.conftest import turn
 from tests.web.conftest import screenshot, serving, watched
 

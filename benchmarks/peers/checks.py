@@ -1,0 +1,80 @@
+"""The per-turn trigger check: the time each engine spends deciding that nothing is due,
+on histories of growing size (engines alternate sample by sample, so drift hits all)."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langmem.short_term import summarization as langmem
+
+from benchmarks.peers.budget import PeerBudget
+from benchmarks.peers.engines import RUNTIME, DueGate, agent_state, middleware, recap_policy
+from recap_memory.counting import Meter, Size
+from recap_memory.messages import Message
+
+UNREACHABLE = 10**12
+"""A trigger no test history reaches (the checks are timed alone)."""
+CHECK_BUDGET = PeerBudget(keep=10, summary=250, trigger=UNREACHABLE)
+"""The budget of every check: nothing is ever due (a shared model capped at 1,000 chars)."""
+
+
+@dataclass(frozen=True)
+class CheckCost:
+    """Seconds of one per-turn trigger check (nothing due), per engine, at one size."""
+
+    messages: int
+    seconds: dict[str, float]
+
+
+def trigger_checks(size: int) -> dict[str, Callable[[], object]]:
+    """Each engine's per-turn check on a history of ``size`` messages, nothing due."""
+    record: list[BaseMessage] = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(
+            f"message {i}: a short line of chat", id=f"m{i}"
+        )
+        for i in range(size)
+    ]
+    model = CHECK_BUDGET.model()
+    mw = middleware(CHECK_BUDGET, model)
+    # recap's own count, as the service's gate uses it, from counters already at ``size``
+    gate = DueGate(recap_policy(CHECK_BUDGET), Meter(), Size(messages=size), size)
+    new = Message(role="user", content=f"message {size}: a short line of chat")
+    state = agent_state(record)
+
+    def langchain_check() -> object:
+        return mw.before_model(state, RUNTIME)
+
+    def langmem_check() -> object:  # bare: muting its warnings (as summarize does) costs time
+        return langmem.summarize_messages(
+            record, running_summary=None, model=model, max_tokens=UNREACHABLE
+        )
+
+    recap_check = functools.partial(gate.add, new)
+    return {"recap": recap_check, "langchain": langchain_check, "langmem": langmem_check}
+
+
+def check_costs(size: int, samples: int, sample_seconds: float = 2e-3) -> CheckCost:
+    """Median seconds per check; engines alternate sample by sample so drift hits all."""
+    checks = trigger_checks(size)
+    batches = {name: _batch(check, sample_seconds) for name, check in checks.items()}
+    timings: dict[str, list[float]] = {name: [] for name in checks}
+    for _ in range(samples):
+        for name, check in checks.items():
+            started = time.perf_counter()
+            for _ in range(batches[name]):
+                check()
+            timings[name].append((time.perf_counter() - started) / batches[name])
+    return CheckCost(size, {name: statistics.median(t) for name, t in timings.items()})
+
+
+def _batch(check: Callable[[], object], seconds: float) -> int:
+    """How many calls make one timed sample of about ``seconds``."""
+    started = time.perf_counter()
+    check()
+    once = time.perf_counter() - started
+    return max(1, min(100_000, int(seconds / max(once, 1e-9))))

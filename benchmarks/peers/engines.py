@@ -1,0 +1,219 @@
+"""The three engines, each configured to one :class:`~benchmarks.peers.budget.PeerBudget`
+over the shared model: run once over a history (:data:`ONCE`), or fed a conversation
+one message per turn (:data:`TURNS`).
+
+recap runs as ``Compactor(LLMSummarizer(LangChainModel(model)), policy)``. LangChain's
+``SummarizationMiddleware`` holds no system prompt in its state (as in ``create_agent``:
+it is kept outside and put back). LangMem's ``summarize_messages`` gets the whole record.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain.agents.middleware.summarization import SummarizationMiddleware
+from langchain_core.messages import BaseMessage, RemoveMessage
+from langgraph.runtime import Runtime
+from langmem.short_term import summarization as langmem
+
+from benchmarks.peers.budget import PEER_METER, PeerBudget, lc_tokens, tokens
+from recap_memory.adapters.langchain import from_langchain, to_langchain
+from recap_memory.compactor import Compactor
+from recap_memory.counting import Meter, Size
+from recap_memory.integrations.extractive_chat import ExtractiveChatModel
+from recap_memory.llm.langchain import LangChainModel
+from recap_memory.messages import Message
+from recap_memory.policy import Budget, Policy, Trigger
+from recap_memory.summarizers.llm import LLMSummarizer
+
+ENGINES = ("recap", "langchain", "langmem")
+RUNTIME: Runtime[Any] = Runtime()
+
+Engine = Callable[[list[Message], PeerBudget, ExtractiveChatModel], list[Message]]
+"""Runs once over a history: the messages the agent's model receives afterwards."""
+Turn = Callable[[Message], tuple[bool, int]]
+"""Feeds one message: whether the engine folded, and the tokens the agent's model would
+receive now."""
+TurnEngine = Callable[[PeerBudget, ExtractiveChatModel], Turn]
+"""Starts an engine on an empty conversation."""
+
+
+# configured to a budget ----------------------------------------------------------------------
+
+
+def recap_policy(budget: PeerBudget) -> Policy:
+    """recap's policy for ``budget``."""
+    return Policy(
+        trigger=Trigger(tokens=budget.trigger_tokens),
+        keep=Budget(tokens=budget.keep),
+        summary_max=Budget(chars=budget.summary_chars),
+    )
+
+
+def recap_compactor(budget: PeerBudget, model: ExtractiveChatModel) -> Compactor:
+    """recap's engine on the shared model, configured to ``budget`` — with no fallback, so
+    every summary it writes comes from the shared model, as the peers' do."""
+    summarizer = LLMSummarizer(LangChainModel(model), meter=PEER_METER)
+    return Compactor(summarizer, recap_policy(budget), PEER_METER, fallback=None)
+
+
+def middleware(budget: PeerBudget, model: ExtractiveChatModel) -> SummarizationMiddleware[Any, Any]:
+    """LangChain's middleware configured to ``budget`` (system prompt outside its state)."""
+    return SummarizationMiddleware(
+        model,
+        trigger=("tokens", budget.trigger_tokens - budget.system),
+        keep=("tokens", budget.keep),
+    )
+
+
+def summarize(
+    messages: list[BaseMessage], budget: PeerBudget, model: ExtractiveChatModel, running: Any = None
+) -> Any:
+    """LangMem's ``summarize_messages`` configured to ``budget`` (its own warnings muted)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return langmem.summarize_messages(
+            messages,
+            running_summary=running,
+            model=model,
+            max_tokens=budget.trigger_tokens,
+            max_summary_tokens=budget.summary,
+        )
+
+
+def agent_state(messages: list[BaseMessage]) -> Any:
+    """An agent state holding ``messages`` (what ``before_model`` reads)."""
+    return {"messages": messages}
+
+
+def _applied(update: Mapping[str, Any]) -> list[BaseMessage]:
+    """The state's messages after a ``RemoveMessage(REMOVE_ALL)`` + messages update."""
+    return [m for m in update["messages"] if not isinstance(m, RemoveMessage)]
+
+
+@dataclass
+class DueGate:
+    """recap's per-turn gate as the service keeps it: the context's size and the messages
+    since the last fold as O(1) counters, never the messages themselves."""
+
+    policy: Policy
+    meter: Meter
+    size: Size = field(default_factory=Size)
+    pending: int = 0
+
+    def add(self, message: Message) -> bool:
+        """Count ``message`` in; whether a compaction is now due."""
+        self.size = self.size + self.meter.message(message)
+        self.pending += 1
+        return self.policy.is_due(self.size, self.pending)
+
+    def restart(self, view: Sequence[Message]) -> None:
+        """Count ``view`` afresh after a fold."""
+        self.size, self.pending = self.meter.messages(view), 0
+
+
+# once ------------------------------------------------------------------------------------------
+
+
+def recap_once(
+    messages: list[Message], budget: PeerBudget, model: ExtractiveChatModel
+) -> list[Message]:
+    """recap's view of ``messages`` after one compaction pass."""
+    return recap_compactor(budget, model).compact_sync(messages).messages
+
+
+def langchain_once(
+    messages: list[Message], budget: PeerBudget, model: ExtractiveChatModel
+) -> list[Message]:
+    """What the agent's model receives after ``SummarizationMiddleware.before_model``."""
+    system = [m for m in messages if m.role == "system"]
+    state = [to_langchain(m) for m in messages if m.role != "system"]
+    update = middleware(budget, model).before_model(agent_state(state), RUNTIME)
+    if update is None:
+        return list(messages)
+    return system + [from_langchain(m) for m in _applied(update)]
+
+
+def langmem_once(
+    messages: list[Message], budget: PeerBudget, model: ExtractiveChatModel
+) -> list[Message]:
+    """The messages ``summarize_messages`` returns for the model."""
+    result = summarize([to_langchain(m) for m in messages], budget, model)
+    return [from_langchain(m) for m in result.messages]
+
+
+ONCE: dict[str, Engine] = {
+    "recap": recap_once,
+    "langchain": langchain_once,
+    "langmem": langmem_once,
+}
+
+
+# turn by turn --------------------------------------------------------------------------------
+
+
+def recap_turns(budget: PeerBudget, model: ExtractiveChatModel) -> Turn:
+    """recap as the service runs it: the :class:`DueGate` per turn, a compaction when due."""
+    compactor = recap_compactor(budget, model)
+    gate = DueGate(compactor.policy, PEER_METER)
+    view: list[Message] = []
+
+    def turn(message: Message) -> tuple[bool, int]:
+        view.append(message)
+        folded = False
+        if gate.add(message):
+            result = compactor.compact_sync(view)
+            if folded := result.report.compacted:
+                view[:] = result.messages
+                gate.restart(view)
+        return folded, gate.size.tokens
+
+    return turn
+
+
+def langchain_turns(budget: PeerBudget, model: ExtractiveChatModel) -> Turn:
+    """The middleware's ``before_model`` before every turn; its updates applied to the state."""
+    mw = middleware(budget, model)
+    state: list[BaseMessage] = []
+    system = 0
+
+    def turn(message: Message) -> tuple[bool, int]:
+        nonlocal state, system
+        if message.role == "system":
+            system += tokens([message])
+        else:
+            state.append(to_langchain(message))
+        update = mw.before_model(agent_state(state), RUNTIME)
+        if update is not None:
+            state = _applied(update)
+        return update is not None, system + lc_tokens(state)
+
+    return turn
+
+
+def langmem_turns(budget: PeerBudget, model: ExtractiveChatModel) -> Turn:
+    """``summarize_messages`` over the whole record before every turn, with its running summary."""
+    record: list[BaseMessage] = []
+    running: Any = None
+
+    def turn(message: Message) -> tuple[bool, int]:
+        nonlocal running
+        record.append(to_langchain(message))
+        result = summarize(record, budget, model, running)
+        summary = result.running_summary
+        folded = summary is not None and summary is not running
+        if folded:
+            running = summary
+        return folded, lc_tokens(result.messages)
+
+    return turn
+
+
+TURNS: dict[str, TurnEngine] = {
+    "recap": recap_turns,
+    "langchain": langchain_turns,
+    "langmem": langmem_turns,
+}

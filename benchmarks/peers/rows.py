@@ -1,0 +1,97 @@
+"""The compared figures: one row per figure, each engine's value and recap ÷ each peer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from benchmarks.peers.checks import CheckCost
+from benchmarks.peers.engines import ENGINES
+from benchmarks.peers.recall import Recall
+from benchmarks.peers.sessions import Session
+from benchmarks.peers.validity import Validity
+
+Better = Literal["higher", "lower"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One compared figure: each engine's value and recap ÷ each peer."""
+
+    name: str
+    unit: str
+    better: Better
+    values: dict[str, float]
+    strict: bool = False
+    """The target is strictly better than each peer (else at least equal)."""
+
+    def ratio(self, peer: str) -> float | None:
+        """recap ÷ ``peer`` (None when the peer's figure is 0)."""
+        base = self.values[peer]
+        return self.values["recap"] / base if base else None
+
+    def met(self, peer: str) -> bool:
+        """Whether recap meets the target against ``peer``."""
+        mine, theirs = self.values["recap"], self.values[peer]
+        if self.better == "lower":
+            mine, theirs = -mine, -theirs
+        return mine > theirs if self.strict else mine >= theirs
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as JSON-able data, ratios and targets included."""
+        peers = [e for e in ENGINES if e != "recap"]
+        return {
+            **asdict(self),
+            "ratios": {p: self.ratio(p) for p in peers},
+            "met": {p: self.met(p) for p in peers},
+        }
+
+
+def attribute_row(
+    name: str,
+    unit: str,
+    better: Better,
+    figures: Mapping[str, object],
+    attr: str,
+    strict: bool = False,
+) -> Row:
+    """A row of one attribute of each engine's figures."""
+    return Row(name, unit, better, {e: float(getattr(f, attr)) for e, f in figures.items()}, strict)
+
+
+def compared_rows(
+    taubench: Mapping[str, Validity],
+    parallel: Mapping[str, Validity],
+    recall: Mapping[str, Recall],
+    locomo_fraction: float,
+    sessions: Mapping[str, Session],
+    checks: Sequence[CheckCost],
+) -> list[Row]:
+    """Every row of ``python -m benchmarks peers``, in the order the table shows them."""
+    rows = [
+        attribute_row("valid histories, τ-bench", "rate", "higher", taubench, "rate",
+                      strict=True),
+        attribute_row("valid histories, parallel calls", "rate", "higher", parallel, "rate",
+                      strict=True),
+        attribute_row(f"LoCoMo token recall at {locomo_fraction:.0%}", "recall", "higher",
+                      recall, "token_recall"),
+        *(
+            Row(f"trigger check, {c.messages:,} msgs", "µs", "lower",
+                {e: s * 1e6 for e, s in c.seconds.items()}, strict=c.messages >= 100_000)
+            for c in checks
+        ),
+        attribute_row("summarizer input, whole convs", "tokens", "lower", sessions,
+                      "input_tokens"),
+    ]  # fmt: skip
+    if len(checks) > 1:
+        first, last = checks[0], checks[-1]
+        name = f"check growth, {_short(last.messages)}÷{_short(first.messages)}"
+        growth = {e: last.seconds[e] / first.seconds[e] for e in ENGINES}
+        rows.append(Row(name, "×", "lower", growth))
+    return rows
+
+
+def _short(count: int) -> str:
+    """``100000`` as ``100k``."""
+    return f"{count // 1000}k" if count >= 1000 and count % 1000 == 0 else str(count)

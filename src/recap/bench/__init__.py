@@ -1,3 +1,0 @@
-"""Benchmarks behind ``recap bench``: each figure is a ratio to a baseline measured in the
-same run, so a shared, noisy machine slows both sides alike and the ratio still means
-something. Nothing here asserts a time."""

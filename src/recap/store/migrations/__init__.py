@@ -1,1 +1,0 @@
-"""Alembic migrations of recap's schema (run by :func:`recap.store.engine.migrate`)."""

@@ -1,0 +1,343 @@
+"""The engine: plan a cut, fold the old span, validate, and assemble the new view.
+
+:meth:`Compactor.compact` is the one async core; :meth:`Compactor.compact_sync`
+wraps it for synchronous callers. It performs no I/O of its own: the
+summarizer it is given may call a model, everything else is pure.
+
+The view it returns is: system messages (unchanged, first), ONE user message
+holding the summary chain, pinned messages carried verbatim, then the recent
+turns verbatim. When the strategy fails — the model errors, the summary is
+rejected — the fallback strategy (extractive by default) compacts instead and
+the report says so (path ``fallback``, with the reason); with no fallback, or
+when it fails too, the input comes back unchanged with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from recap_memory.chain import Chain, Ref, SummaryRow, split_view
+from recap_memory.counting import Meter, Size
+from recap_memory.errors import BackendError, InvalidHistoryError, RecapError, SummaryRejected
+from recap_memory.instructions import merge_instructions, standing_instructions
+from recap_memory.llm.base import Usage
+from recap_memory.masking import mask_tool_result
+from recap_memory.messages import Message, validate_history
+from recap_memory.planner import Plan, Skip, plan_compaction
+from recap_memory.policy import Policy
+from recap_memory.summarizers.base import Fold, FoldRequest, Summarizer
+from recap_memory.summarizers.extractive import ExtractiveSummarizer
+from recap_memory.summarizers.validation import validate_summary
+
+log = logging.getLogger("recap_memory.compactor")
+Path = Literal["summarized", "masked", "fallback", "skipped", "rejected"]
+"""``fallback``: the configured strategy failed (see ``reason``) and the fallback compacted."""
+DEFAULT_FALLBACK = ExtractiveSummarizer()
+
+
+@dataclass(frozen=True)
+class Report:
+    """What one compaction pass did (or why it did nothing)."""
+
+    compacted: bool
+    path: Path
+    strategy: str
+    reason: str | None = None
+    messages_removed: int = 0
+    chars_removed: int = 0
+    summary_chars: int = 0
+    covered: tuple[int, int] | None = None
+    """First and last index (in the input) of the messages the summary covers."""
+    covered_ids: tuple[Ref, Ref] | None = None
+    """The same range as message ids (or indices where messages have none)."""
+    carried: int = 0
+    masked: int = 0
+    size_before: Size = field(default_factory=Size)
+    size_after: Size = field(default_factory=Size)
+    model_calls: int = 0
+    usage: tuple[Usage, ...] = ()
+    """Every model call of the pass: model, prompt/completion tokens, duration, error."""
+    elapsed_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-able data."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """The new view of the conversation, the summary chain, and the report."""
+
+    messages: list[Message]
+    chain: Chain
+    report: Report
+
+
+class Compactor:
+    """Compacts conversations with one strategy under one policy."""
+
+    def __init__(
+        self,
+        summarizer: Summarizer | None = None,
+        policy: Policy | None = None,
+        meter: Meter | None = None,
+        *,
+        fallback: Summarizer | None = DEFAULT_FALLBACK,
+    ) -> None:
+        """``fallback`` compacts when ``summarizer`` fails (extractive by default); with
+        None, a failure leaves the history unchanged (Design A)."""
+        self.summarizer = summarizer or ExtractiveSummarizer()
+        self.policy = policy or Policy()
+        self.meter = meter or Meter()
+        self.fallback = (
+            fallback if fallback is not None and fallback.name != self.summarizer.name else None
+        )
+
+    def with_policy(self, policy: Policy) -> Compactor:
+        """The same strategy, fallback and meter under another policy."""
+        twin = copy.copy(self)
+        twin.policy = policy
+        return twin
+
+    def compact_sync(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        request_id: str | None = None,
+    ) -> CompactionResult:
+        """:meth:`compact` for synchronous code (runs its own event loop)."""
+        return asyncio.run(self.compact(messages, tools=tools, request_id=request_id))
+
+    async def compact(
+        self,
+        messages: Sequence[Message],
+        *,
+        chain: Chain | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        request_id: str | None = None,
+    ) -> CompactionResult:
+        """Compact ``messages`` when the policy says it is due.
+
+        ``messages`` is a history as the model sees it (a summary message
+        written by an earlier pass is recognised and its chain continued), or,
+        with ``chain`` given, the un-summarized messages of a stored session.
+        ``tools`` are the tool schemas sent with every request (counted).
+        """
+        started = time.perf_counter()
+        prefix = f"[{request_id}] " if request_id else ""
+        if not self.policy.enabled:
+            return self._unchanged(messages, chain or Chain(), "skipped", "disabled", started)
+        validate_history(messages)
+        if chain is None:
+            body, chain, positions = split_view(messages)
+        else:
+            body, positions = list(messages), list(range(len(messages)))
+        fixed = self.meter.tools(tools)
+        if (summary_message := chain.message()) is not None:
+            fixed = fixed + self.meter.message(summary_message)
+        plan = plan_compaction(body, self.policy, self.meter, fixed=fixed)
+        if isinstance(plan, Skip):
+            return self._unchanged(messages, chain, "skipped", plan.reason, started, plan.size)
+
+        folded = [body[i] for i in plan.fold]
+        folded_size = self.meter.messages(folded)
+        log.info(
+            "%ssummarizer: session=%d chars, removing %d msgs (%d chars), keeping %d msgs",
+            prefix, plan.size.chars, len(folded), folded_size.chars,
+            len(body) - len(folded),
+        )  # fmt: skip
+        ref = _refs(body, positions)
+        usage: list[Usage] = []
+
+        async def attempt(summarizer: Summarizer) -> tuple[Fold, Chain, list[Message]]:
+            """Fold with ``summarizer`` and assemble the view; raises when anything is wrong."""
+            fold, new_chain = await self._fold(summarizer, plan, chain, body, ref, usage)
+            view = _assemble(body, plan, fold, new_chain)
+            validate_history(view)
+            return fold, new_chain, view
+
+        reason = None
+        strategy = self.summarizer
+        try:
+            fold, new_chain, view = await attempt(strategy)
+        except Exception as exc:
+            reason = _failure(strategy, exc)
+            if self.fallback is None:
+                log.warning("%s%s, history unchanged", prefix, reason, exc_info=_is_bug(exc))
+                return self._unchanged(
+                    messages, chain, "rejected", reason, started, plan.size, usage
+                )
+            log.warning(
+                "%s%s; compacting with the %s fallback",
+                prefix, reason, self.fallback.name, exc_info=_is_bug(exc),
+            )  # fmt: skip
+            strategy = self.fallback
+            try:
+                fold, new_chain, view = await attempt(strategy)
+            except Exception as again:
+                reason = f"{reason}; the fallback failed too: {_failure(strategy, again)}"
+                log.warning("%s%s, history unchanged", prefix, reason, exc_info=_is_bug(again))
+                return self._unchanged(
+                    messages, chain, "rejected", reason, started, plan.size, usage
+                )
+
+        after = self.meter.messages(view) + self.meter.tools(tools)
+        summary_chars = len(fold.summary or "")
+        elapsed = (time.perf_counter() - started) * 1000
+        path: Path = (
+            "fallback" if reason else "summarized" if fold.summary is not None else "masked"
+        )
+        report = Report(
+            compacted=True,
+            path=path,
+            strategy=strategy.name,
+            reason=reason,
+            messages_removed=len(folded) if fold.summary is not None else 0,
+            chars_removed=plan.size.chars - after.chars + summary_chars,
+            summary_chars=summary_chars,
+            covered=(positions[plan.fold[0]], positions[plan.fold[-1]]),
+            covered_ids=(ref(plan.fold[0]), ref(plan.fold[-1])),
+            carried=len(plan.carried),
+            masked=len(plan.masked) + sum(1 for m in fold.replacement if m.role == "tool"),
+            size_before=plan.size,
+            size_after=after,
+            model_calls=len(usage),
+            usage=tuple(usage),
+            elapsed_ms=round(elapsed, 3),
+        )
+        log.info(
+            "%ssummarizer done: -%d chars, summary %d chars, %dms",
+            prefix, report.chars_removed, summary_chars, elapsed,
+        )  # fmt: skip
+        return CompactionResult(view, new_chain, report)
+
+    async def _fold(
+        self,
+        summarizer: Summarizer,
+        plan: Plan,
+        chain: Chain,
+        body: Sequence[Message],
+        ref: Callable[[int], Ref],
+        usage: list[Usage],
+    ) -> tuple[Fold, Chain]:
+        """Run ``summarizer`` and validate its answer; returns the fold and the new chain."""
+        folded = [body[i] for i in plan.fold]
+        folded_size = self.meter.messages(folded)
+        replaces = self._rows_to_update(chain)
+        base = chain.merged(replaces) if replaces else None  # updated cumulatively
+        instructions = merge_instructions(
+            base.instructions if base else (), standing_instructions(folded)
+        )
+        cap = self.policy.summary_max
+        max_chars = self.policy.summary_chars() - sum(len(i) + 3 for i in instructions)
+        previous = base.text if base else None
+        source_chars = folded_size.chars + len(previous or "")
+        max_chars = min(max_chars, source_chars - 1)  # a summary must be shorter than its input
+        kept = [body[i] for i in (*plan.system, *plan.carried)] + list(body[plan.cut :])
+        request = FoldRequest(folded, max_chars, previous, self.meter, usage, kept)
+        fold = await summarizer.fold(request)
+        if fold.summary is None:
+            replacement = list(fold.replacement)
+            validate_history(replacement, allow_pending=False)
+            if self.meter.messages(replacement).chars >= folded_size.chars:
+                raise SummaryRejected("longer_than_input", "masking saved nothing")
+            return fold, chain
+        text = validate_summary(fold.summary, source_chars=source_chars, max_chars=max_chars)
+        if cap.unit == "tokens" and self.meter.text(text).tokens > cap.value:
+            raise SummaryRejected("over_limit", f"summary exceeds {cap.value} tokens")
+        row = SummaryRow(
+            text=text,
+            first=base.first if base else ref(plan.fold[0]),
+            last=ref(plan.fold[-1]),
+            messages=len(folded) + (base.messages if base else 0),
+            instructions=instructions,
+            carried=(*(base.carried if base else ()), *(ref(i) for i in plan.carried)),
+            strategy=summarizer.name,
+            source_chars=folded_size.chars + (base.source_chars if base else 0),
+        )
+        return Fold(summary=text, model=fold.model), chain.with_row(row, replaces=replaces)
+
+    def _rows_to_update(self, chain: Chain) -> int:
+        """How many of the last rows the new summary updates (0: it starts a new row).
+
+        The latest row is updated while it is under ``update_below`` (Design B). A
+        new row starts only while the chain fits within ``summary_max``; past that,
+        every row is merged into one cumulative update, so the summary the model
+        reads stays bounded (under two caps) however long the session grows.
+        """
+        latest = chain.latest
+        if latest is None:
+            return 0
+        if self.policy.update_below.allows(self.meter.text(latest.render())):
+            return 1
+        message = chain.message()
+        size = self.meter.message(message) if message is not None else Size()
+        return 0 if self.policy.summary_max.allows(size) else len(chain.rows)
+
+    def _unchanged(
+        self,
+        messages: Sequence[Message],
+        chain: Chain,
+        path: Path,
+        reason: str,
+        started: float,
+        size: Size | None = None,
+        usage: Sequence[Usage] = (),
+    ) -> CompactionResult:
+        elapsed = round((time.perf_counter() - started) * 1000, 3)
+        size = size or Size()
+        report = Report(
+            compacted=False,
+            path=path,
+            strategy=self.summarizer.name,
+            reason=reason,
+            size_before=size,
+            size_after=size,
+            model_calls=len(usage),
+            usage=tuple(usage),
+            elapsed_ms=elapsed,
+        )
+        return CompactionResult(list(messages), chain, report)
+
+
+def _failure(summarizer: Summarizer, exc: Exception) -> str:
+    """Why a strategy failed, in one line."""
+    if isinstance(exc, SummaryRejected | InvalidHistoryError | BackendError):
+        return f"{summarizer.name}: {exc}"
+    return f"{summarizer.name} failed: {type(exc).__name__}: {exc}"
+
+
+def _is_bug(exc: Exception) -> bool:
+    """True for failures no backend or validator explains (log them with a traceback)."""
+    return not isinstance(exc, RecapError)
+
+
+def _refs(body: Sequence[Message], positions: Sequence[int]) -> Callable[[int], Ref]:
+    """Maps an index of ``body`` to the message's id, or its input position when it has none."""
+
+    def ref(index: int) -> Ref:
+        message_id = body[index].id
+        return message_id if message_id is not None else positions[index]
+
+    return ref
+
+
+def _assemble(body: Sequence[Message], plan: Plan, fold: Fold, chain: Chain) -> list[Message]:
+    """System messages, the summary, carried messages, then the recent turns."""
+    view = [body[i] for i in plan.system]
+    if (summary := chain.message()) is not None:
+        view.append(summary)
+    view.extend(fold.replacement)
+    view.extend(body[i] for i in plan.carried)
+    masked = set(plan.masked)
+    view.extend(
+        mask_tool_result(m) if i in masked else m for i, m in enumerate(body) if i >= plan.cut
+    )
+    return view

@@ -1,0 +1,102 @@
+"""What the model receives now, the summary chain, and compaction on demand."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from recap_memory.errors import BusyError
+from recap_memory.messages import to_openai
+from recap_memory.service.compaction import summary_data
+from recap_memory.service.deps import ServiceState, State, Tenant
+from recap_memory.service.routes.sessions import Session
+from recap_memory.service.schemas import CompactOut, Context, EpisodeStats, SummaryOut
+
+router = APIRouter(tags=["context"])
+SYNC_POLL_S = 0.1
+
+
+@router.get("/sessions/{session_id}/context")
+async def get_context(
+    session_id: str,
+    request: Request,
+    tenant: Tenant,
+    state: State,
+    compact: Annotated[Literal["sync", "background"], Query()] = "background",
+) -> Context:
+    """System messages, the summary (one user message), then the un-summarized tail.
+
+    ``compact=sync`` first runs a due compaction inline (Design A's pre-call mode),
+    or waits for one already running.
+    """
+    if compact == "sync":
+        await _settle(state, tenant, session_id, request.state.request_id)
+    record, loaded = await state.store.load_context(tenant, session_id)
+    view = loaded.view()
+    size = state.store.meter.messages(view)
+    return Context(
+        messages=[to_openai(m) for m in view],
+        chars=size.chars,
+        tokens=size.tokens,
+        message_count=size.messages,
+        summarized_through=loaded.through,
+        summary_rows=len(loaded.chain.rows),
+        due=record.due_since is not None,
+    )
+
+
+async def _settle(state: ServiceState, tenant: str, session_id: str, request_id: str) -> None:
+    """Run the session's due compaction now, or wait (bounded) for the one running."""
+    deadline = time.monotonic() + state.settings.sync_wait_s
+    while True:
+        record = await state.store.get_session(tenant, session_id)
+        if record.due_since is None and not record.leased_at(state.store.clock()):
+            return
+        try:
+            if record.due_since is not None:
+                await state.runner.run_now(tenant, session_id, request_id=request_id)
+                return
+        except BusyError:
+            pass
+        if time.monotonic() > deadline:
+            return  # serve the context as it is; the running pass will land later
+        await asyncio.sleep(SYNC_POLL_S)
+
+
+@router.get("/sessions/{session_id}/summaries")
+async def list_summaries(
+    session_id: str,
+    tenant: Tenant,
+    state: State,
+    include_superseded: bool = False,
+) -> list[SummaryOut]:
+    """The summary chain in order, each with its ``episode_range`` (message ids)."""
+    rows = await state.store.summaries(tenant, session_id, include_superseded=include_superseded)
+    return [SummaryOut(**summary_data(r)) for r in rows]
+
+
+@router.post("/sessions/{session_id}/compact")
+async def compact_now(
+    session_id: str, request: Request, tenant: Tenant, state: State
+) -> CompactOut:
+    """Compact now, even under the threshold (the recent turns are still kept)."""
+    outcome = await state.runner.run_now(
+        tenant, session_id, force=True, request_id=request.state.request_id
+    )
+    summary = SummaryOut(**summary_data(outcome.summary)) if outcome.summary else None
+    return CompactOut(path=outcome.path, reason=outcome.reason, summary=summary)
+
+
+@router.get("/sessions/{session_id}/episode-stats")
+async def episode_stats(session: Session) -> EpisodeStats:
+    """Design B's aggregate (count, token sum, max id), read from counters — O(1)."""
+    return EpisodeStats(
+        count=session.message_count,
+        token_sum=session.token_count,
+        char_sum=session.char_count,
+        max_id=session.last_message_id,
+        summarized_through=session.summarized_through,
+    )

@@ -1,0 +1,27 @@
+"""Server-Sent Events of a session's compactions: the real completion signal."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable
+
+from fastapi import APIRouter
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from recap_memory.service.deps import State
+from recap_memory.service.routes.sessions import Session
+from recap_memory.service.schemas import SessionOut
+
+router = APIRouter(tags=["events"])
+
+
+@router.get("/sessions/{session_id}/events", response_class=EventSourceResponse)
+async def session_events(session: Session, state: State) -> AsyncIterable[ServerSentEvent]:
+    """``session.state`` first (the session as it is), then ``summarization.started``,
+    ``summarization.finished`` (the new summary's range and sizes),
+    ``summarization.skipped`` and ``summarization.failed`` (with the reason)."""
+    async with state.bus.subscribe(session.uuid) as queue:
+        state_now = SessionOut.of(session, state.store.clock()).model_dump(mode="json")
+        yield ServerSentEvent(event="session.state", data=state_now)
+        while True:
+            event = await queue.get()
+            yield ServerSentEvent(event=event.name, data=event.data)

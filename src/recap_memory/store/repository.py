@@ -1,0 +1,656 @@
+"""The repository: every read and write of sessions, messages, summaries and usage events.
+
+Each public method is one short transaction. The rules it keeps:
+
+- appending locks the session row, checks the new messages against the tool
+  calls still open, inserts them and updates the gate counters in the same
+  transaction (so the gate never sums or loads the session);
+- compaction is claimed with a lease (``FOR UPDATE SKIP LOCKED`` on
+  PostgreSQL, SQLite's single writer) and committed only while the lease and
+  the summarized-through id are still the ones it started from, with the new
+  summary, the superseded rows, the counters and the usage events in one
+  transaction; a unique (session, last message) key refuses a second summary
+  of the same range;
+- messages are never updated or deleted by compaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Select, delete, func, insert, or_, select, text, update
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from recap_memory.chain import Chain, SummaryRow
+from recap_memory.clock import Clock, utcnow
+from recap_memory.compactor import CompactionResult
+from recap_memory.counting import Meter, Size
+from recap_memory.errors import BusyError, InvalidHistoryError, NotFoundError
+from recap_memory.llm.base import Usage
+from recap_memory.messages import Message, ToolCall, from_openai, to_openai, validate_history
+from recap_memory.policy import Policy
+from recap_memory.store.models import (
+    MessageRecord,
+    SessionRecord,
+    SummaryRecord,
+    UsageEvent,
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A compaction lease on one session."""
+
+    session_id: int
+    uuid: str
+    tenant: str
+    token: str
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What a compaction reads: the un-summarized messages and the active summary chain."""
+
+    body: list[Message]
+    """System messages, messages carried by the chain, then every message after it."""
+    chain: Chain
+    rows: list[SummaryRecord]
+    through: int | None
+    pending: int
+
+    def view(self) -> list[Message]:
+        """The context the model receives: system messages already summarized past, the
+        summary chain as one user message, then the carried and recent messages in order."""
+        through = self.through if self.through is not None else -1
+        front = [m for m in self.body if m.role == "system" and int(m.id or 0) <= through]
+        rest = [m for m in self.body if not (m.role == "system" and int(m.id or 0) <= through)]
+        summary = self.chain.message()
+        return [*front, *([summary] if summary else []), *rest]
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The ids given to appended messages, and whether the session is now due."""
+
+    ids: list[int]
+    due: bool
+    session: SessionRecord
+
+
+class LeaseLost(Exception):
+    """The lease expired and another worker took the session; this result is dropped."""
+
+
+class Store:
+    """The session store over one async engine (SQLite or PostgreSQL)."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        policy: Policy,
+        meter: Meter | None = None,
+        *,
+        clock: Clock = utcnow,
+    ) -> None:
+        self.engine = engine
+        self.policy = policy
+        self.meter = meter or Meter()
+        self.clock = clock
+        """What "now" is for leases, retry backoff and due times (tests pass a manual one)."""
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # SQLite has one writer and every transaction here takes the lock up front; a
+        # process-wide queue hands it over in order instead of busy-polling for it.
+        self._queue = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """One transaction: committed when the block ends, rolled back on any error."""
+        async with self._queue or nullcontext(), self._sessions() as session, session.begin():
+            yield session
+
+    async def schema_revision(self) -> str | None:
+        """The database's schema revision (raises when the database cannot be reached)."""
+        async with self.engine.connect() as connection:
+            revision = await connection.scalar(text("SELECT version_num FROM alembic_version"))
+            return None if revision is None else str(revision)
+
+    async def close(self) -> None:
+        """Close every pooled connection."""
+        await self.engine.dispose()
+
+    # sessions -----------------------------------------------------------------------------
+
+    async def create_session(
+        self, tenant: str, *, title: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> SessionRecord:
+        """A new, empty session for ``tenant``."""
+        record = SessionRecord(
+            uuid=str(uuid.uuid4()), tenant=tenant, title=title, meta=metadata or {}
+        )
+        async with self.transaction() as tx:
+            tx.add(record)
+        return record
+
+    async def list_sessions(
+        self, tenant: str, *, limit: int, offset: int
+    ) -> tuple[list[SessionRecord], int]:
+        """``tenant``'s sessions, newest first, and how many there are in all."""
+        async with self.transaction() as tx:
+            total = await tx.scalar(
+                select(func.count())
+                .select_from(SessionRecord)
+                .where(SessionRecord.tenant == tenant)
+            )
+            rows = await tx.scalars(
+                select(SessionRecord)
+                .where(SessionRecord.tenant == tenant)
+                .order_by(SessionRecord.id.desc())
+                .limit(limit)
+                .offset(offset)
+            )
+            return list(rows), int(total or 0)
+
+    async def get_session(self, tenant: str, session_uuid: str) -> SessionRecord:
+        """The session, or :class:`NotFoundError` (also for another tenant's session)."""
+        async with self.transaction() as tx:
+            return await self._session(tx, tenant, session_uuid)
+
+    async def delete_session(self, tenant: str, session_uuid: str) -> None:
+        """Delete a session with its messages and summaries (usage events are kept)."""
+        async with self.transaction() as tx:
+            record = await self._session(tx, tenant, session_uuid, lock=True)
+            await tx.execute(delete(MessageRecord).where(MessageRecord.session_id == record.id))
+            await tx.execute(delete(SummaryRecord).where(SummaryRecord.session_id == record.id))
+            await tx.execute(
+                update(UsageEvent).where(UsageEvent.session_id == record.id).values(session_id=None)
+            )
+            await tx.delete(record)
+
+    async def _session(
+        self, tx: AsyncSession, tenant: str, session_uuid: str, *, lock: bool = False
+    ) -> SessionRecord:
+        if not _is_uuid(session_uuid):
+            raise NotFoundError(f"no session {session_uuid[:64]!r}")
+        query = select(SessionRecord).where(
+            SessionRecord.uuid == session_uuid, SessionRecord.tenant == tenant
+        )
+        if lock:
+            query = query.with_for_update()
+        record = await tx.scalar(query)
+        if record is None:
+            raise NotFoundError(f"no session {session_uuid!r}")
+        return record
+
+    # messages -----------------------------------------------------------------------------
+
+    async def append(self, tenant: str, session_uuid: str, messages: Sequence[Message]) -> Appended:
+        """Append ``messages`` (checked against the calls still open) and update the gate."""
+        sizes = [self.meter.message(m) for m in messages]
+        async with self.transaction() as tx:
+            record = await self._session(tx, tenant, session_uuid, lock=True)
+            open_calls = _open_calls(record.open_tool_calls, messages)
+            rows = [
+                {
+                    "session_id": record.id,
+                    "role": m.role,
+                    "payload": _payload(m),
+                    "chars": size.chars,
+                    "tokens": size.tokens,
+                    "created_at": self.clock(),
+                }
+                for m, size in zip(messages, sizes, strict=True)
+            ]
+            ids = list(
+                await tx.scalars(
+                    insert(MessageRecord).returning(MessageRecord.id, sort_by_parameter_order=True),
+                    rows,
+                )
+            )
+            added = sum(sizes, Size())
+            record.message_count += added.messages
+            record.char_count += added.chars
+            record.token_count += added.tokens
+            record.context_messages += added.messages
+            record.context_chars += added.chars
+            record.context_tokens += added.tokens
+            record.pending_messages += added.messages
+            record.last_message_id = ids[-1]
+            record.open_tool_calls = open_calls
+            record.updated_at = self.clock()
+            due = self._mark_due(record)
+        return Appended(ids, due, record)
+
+    def _mark_due(self, record: SessionRecord) -> bool:
+        """Set or clear ``due_since`` from the counters alone; True when due."""
+        context = Size(record.context_chars, record.context_tokens, record.context_messages)
+        due = self.policy.is_due(context, record.pending_messages)
+        if not due:
+            record.due_since = None
+        elif record.due_since is None:
+            record.due_since = self.clock()
+        return due
+
+    async def list_messages(
+        self, tenant: str, session_uuid: str, *, after: int | None, limit: int
+    ) -> list[Message]:
+        """The raw record in order, ``limit`` messages after id ``after``."""
+        async with self.transaction() as tx:
+            record = await self._session(tx, tenant, session_uuid)
+            query = select(MessageRecord).where(MessageRecord.session_id == record.id)
+            if after is not None:
+                query = query.where(MessageRecord.id > after)
+            rows = await tx.scalars(query.order_by(MessageRecord.id).limit(limit))
+            return [_message(r) for r in rows]
+
+    # context and summaries ----------------------------------------------------------------
+
+    async def load(self, session_id: int) -> Loaded:
+        """The un-summarized messages and the active chain, read under a share lock."""
+        async with self.transaction() as tx:
+            record = await tx.scalar(
+                select(SessionRecord)
+                .where(SessionRecord.id == session_id)
+                .with_for_update(read=True)
+            )
+            if record is None:
+                raise NotFoundError(f"session {session_id} was deleted")
+            return await self._load(tx, record)
+
+    async def load_context(self, tenant: str, session_uuid: str) -> tuple[SessionRecord, Loaded]:
+        """The session and what its context is built from."""
+        async with self.transaction() as tx:
+            record = await self._session(tx, tenant, session_uuid)
+            return record, await self._load(tx, record)
+
+    async def _load(self, tx: AsyncSession, record: SessionRecord) -> Loaded:
+        rows = list(await tx.scalars(self._active_rows(record.id)))
+        carried = sorted({int(i) for r in rows for i in r.carried})
+        through = record.summarized_through
+        query = select(MessageRecord).where(MessageRecord.session_id == record.id)
+        if through is not None:
+            query = query.where(
+                or_(
+                    MessageRecord.id > through,
+                    MessageRecord.role == "system",
+                    MessageRecord.id.in_(carried),
+                )
+            )
+        messages = await tx.scalars(query.order_by(MessageRecord.id))
+        body = [_message(m) for m in messages]
+        chain = Chain(tuple(_row(r) for r in rows))
+        return Loaded(body, chain, rows, through, record.pending_messages)
+
+    @staticmethod
+    def _active_rows(session_id: int) -> Select[SummaryRecord]:
+        return (
+            select(SummaryRecord)
+            .where(SummaryRecord.session_id == session_id, SummaryRecord.superseded_by.is_(None))
+            .order_by(SummaryRecord.first_message_id)
+        )
+
+    async def summaries(
+        self, tenant: str, session_uuid: str, *, include_superseded: bool = False
+    ) -> list[SummaryRecord]:
+        """The session's summary chain in order (with the rows updates replaced, if asked)."""
+        async with self.transaction() as tx:
+            record = await self._session(tx, tenant, session_uuid)
+            if not include_superseded:
+                return list(await tx.scalars(self._active_rows(record.id)))
+            query = select(SummaryRecord).where(SummaryRecord.session_id == record.id)
+            return list(await tx.scalars(query.order_by(SummaryRecord.id)))
+
+    # compaction leases --------------------------------------------------------------------
+
+    async def claim_due(self, owner: str, lease: dt.timedelta) -> Claim | None:
+        """Lease the session that has been due longest (and is not leased), if any."""
+        now = self.clock()
+        query = (
+            select(SessionRecord)
+            .where(
+                SessionRecord.due_since.is_not(None),
+                or_(SessionRecord.next_attempt_at.is_(None), SessionRecord.next_attempt_at <= now),
+                or_(SessionRecord.lease_expires_at.is_(None), SessionRecord.lease_expires_at < now),
+            )
+            .order_by(SessionRecord.due_since)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+        )
+        async with self.transaction() as tx:
+            record = await tx.scalar(query)
+            return None if record is None else _lease(record, owner, now + lease)
+
+    async def claim(self, tenant: str, session_uuid: str, owner: str, lease: dt.timedelta) -> Claim:
+        """Lease one session now (a compaction asked for by a request); :class:`BusyError`
+        while another lease on it is live."""
+        async with self.transaction() as tx:
+            record = await self._session(tx, tenant, session_uuid, lock=True)
+            if record.leased_at(self.clock()):
+                raise BusyError(f"session {session_uuid} is being compacted right now")
+            return _lease(record, owner, self.clock() + lease)
+
+    async def renew(self, claim: Claim, lease: dt.timedelta) -> bool:
+        """Extend a lease still held; False when it was lost."""
+        async with self.transaction() as tx:
+            result = await tx.execute(
+                update(SessionRecord)
+                .where(
+                    SessionRecord.id == claim.session_id, SessionRecord.lease_token == claim.token
+                )
+                .values(lease_expires_at=self.clock() + lease)
+            )
+            return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    async def release(self, claim: Claim) -> None:
+        """Give a lease back unfinished (shutting down): the session stays due for others."""
+        async with self.transaction() as tx:
+            await tx.execute(
+                update(SessionRecord)
+                .where(
+                    SessionRecord.id == claim.session_id, SessionRecord.lease_token == claim.token
+                )
+                .values(lease_token=None, lease_owner=None, lease_expires_at=None)
+            )
+
+    async def _held(self, tx: AsyncSession, claim: Claim, loaded: Loaded) -> SessionRecord:
+        record = await tx.scalar(
+            select(SessionRecord).where(SessionRecord.id == claim.session_id).with_for_update()
+        )
+        if (
+            record is None
+            or record.lease_token != claim.token
+            or record.summarized_through != loaded.through
+        ):
+            raise LeaseLost(f"lease on session {claim.uuid} lost")
+        return record
+
+    async def commit(
+        self, claim: Claim, loaded: Loaded, result: CompactionResult, events: list[UsageEvent]
+    ) -> SummaryRecord:
+        """Commit a compaction: the new summary row, the rows it supersedes, the new
+        summarized-through id, the counters and the usage events, in one transaction."""
+        new = result.chain.latest
+        assert new is not None, "commit needs a summary"
+        replaced = loaded.rows[len(result.chain.rows) - 1 :]  # the rows the new one merges
+        report = result.report
+        text = new.render()
+        size = self.meter.text(text)
+        model = next((u.model for u in reversed(report.usage) if u.error is None), None)
+        async with self.transaction() as tx:
+            record = await self._held(tx, claim, loaded)
+            summary = SummaryRecord(
+                session_id=record.id,
+                first_message_id=int(new.first),
+                last_message_id=int(new.last),
+                text=new.text,
+                instructions=list(new.instructions),
+                carried=sorted({int(c) for c in new.carried}),
+                messages=new.messages,
+                source_chars=new.source_chars,
+                chars=size.chars,
+                tokens=size.tokens,
+                strategy=new.strategy,
+                model=model if new.strategy == "llm" else None,
+            )
+            tx.add(summary)
+            await tx.flush()
+            if replaced:
+                await tx.execute(
+                    update(SummaryRecord)
+                    .where(SummaryRecord.id.in_([r.id for r in replaced]))
+                    .values(superseded_by=summary.id)
+                )
+            delta = report.size_after - report.size_before
+            record.summarized_through = int(new.last)
+            record.context_messages += delta.messages
+            record.context_chars += delta.chars
+            record.context_tokens += delta.tokens
+            self._release(record, loaded)
+            tx.add_all(events)
+        return summary
+
+    async def skip(self, claim: Claim, loaded: Loaded, events: list[UsageEvent]) -> None:
+        """Record a pass the planner skipped; the session waits for new messages."""
+        async with self.transaction() as tx:
+            record = await self._held(tx, claim, loaded)
+            self._release(record, loaded)
+            tx.add_all(events)
+
+    async def fail(
+        self,
+        claim: Claim,
+        loaded: Loaded | None,
+        reason: str,
+        retry_in: dt.timedelta,
+        events: list[UsageEvent],
+    ) -> None:
+        """Record a failed pass: the session stays due and is retried after ``retry_in``."""
+        async with self.transaction() as tx:
+            record = await tx.scalar(
+                select(SessionRecord).where(SessionRecord.id == claim.session_id).with_for_update()
+            )
+            if record is None or record.lease_token != claim.token:
+                raise LeaseLost(f"lease on session {claim.uuid} lost")
+            record.failures += 1
+            record.last_error = reason
+            record.next_attempt_at = self.clock() + retry_in
+            record.lease_token = record.lease_owner = record.lease_expires_at = None
+            tx.add_all(events)
+
+    def _release(self, record: SessionRecord, loaded: Loaded) -> None:
+        """Drop the lease and reset the retry state; due again only on the counters."""
+        record.pending_messages = max(0, record.pending_messages - loaded.pending)
+        record.failures = 0
+        record.last_error = None
+        record.next_attempt_at = None
+        record.lease_token = record.lease_owner = record.lease_expires_at = None
+        self._mark_due(record)
+
+    # usage and stats ----------------------------------------------------------------------
+
+    async def record_events(self, events: list[UsageEvent]) -> None:
+        """Store usage events outside a compaction (e.g. one a lost lease left behind)."""
+        async with self.transaction() as tx:
+            tx.add_all(events)
+
+    async def usage_events(self, tenant: str) -> list[UsageEvent]:
+        """Every usage event of ``tenant``, oldest first."""
+        async with self.transaction() as tx:
+            query = select(UsageEvent).where(UsageEvent.tenant == tenant)
+            return list(await tx.scalars(query.order_by(UsageEvent.id)))
+
+    async def compaction_history(self, tenant: str, *, limit: int) -> list[UsageEvent]:
+        """The tenant's latest committed passes, oldest first (sizes before and after)."""
+        async with self.transaction() as tx:
+            rows = await tx.scalars(
+                select(UsageEvent)
+                .where(
+                    UsageEvent.tenant == tenant,
+                    UsageEvent.kind == "compaction",
+                    UsageEvent.path.in_(COMPACTED_PATHS),
+                )
+                .order_by(UsageEvent.id.desc())
+                .limit(limit)
+            )
+            return list(reversed(list(rows)))
+
+    async def stats(self, tenant: str) -> dict[str, int | float]:
+        """Totals over ``tenant``'s usage events and sessions."""
+        compacted = UsageEvent.path.in_(COMPACTED_PATHS)
+        call = UsageEvent.kind == "model_call"  # a pass's own event repeats its calls' tokens
+        async with self.transaction() as tx:
+            events = (
+                await tx.execute(
+                    select(
+                        func.count().filter(UsageEvent.kind == "compaction", compacted),
+                        func.coalesce(func.sum(UsageEvent.chars_removed), 0),
+                        func.coalesce(func.sum(UsageEvent.tokens_saved), 0),
+                        func.count().filter(UsageEvent.kind == "compaction", ~compacted),
+                        func.count().filter(UsageEvent.path == "fallback"),
+                        func.count().filter(call),
+                        func.coalesce(func.sum(UsageEvent.prompt_tokens).filter(call), 0),
+                        func.coalesce(func.sum(UsageEvent.completion_tokens).filter(call), 0),
+                    ).where(UsageEvent.tenant == tenant)
+                )
+            ).one()
+            sessions = (
+                await tx.execute(
+                    select(
+                        func.count(),
+                        func.count(SessionRecord.summarized_through),
+                        func.count(SessionRecord.due_since),
+                        func.coalesce(func.sum(SessionRecord.message_count), 0),
+                        func.coalesce(func.sum(SessionRecord.char_count), 0),
+                        func.coalesce(func.sum(SessionRecord.context_chars), 0),
+                    ).where(SessionRecord.tenant == tenant)
+                )
+            ).one()
+        return {
+            "total_summarizations": events[0],
+            "total_chars_compacted": int(events[1]),
+            "estimated_tokens_saved": int(events[2]),
+            "passes_without_summary": events[3],
+            "fallbacks": events[4],
+            "model_calls": events[5],
+            "prompt_tokens": int(events[6]),
+            "completion_tokens": int(events[7]),
+            "total_sessions": sessions[0],
+            "sessions_compacted": sessions[1],
+            "sessions_due": sessions[2],
+            "total_messages": int(sessions[3]),
+            "total_chars": int(sessions[4]),
+            "context_chars": int(sessions[5]),
+        }
+
+
+_INDEX = re.compile(r"message (\d+)")
+COMPACTED_PATHS = ("llm", "extractive", "fallback")
+"""Usage-event paths of passes that committed a summary."""
+
+
+def usage_events(
+    claim: Claim, result: CompactionResult | None, *, path: str, reason: str | None
+) -> list[UsageEvent]:
+    """The usage events of one pass: one per model call, then the compaction itself
+    (Design A's metadata: ``summarization``, ``messages_removed``, ``chars_removed``)."""
+    report = result.report if result is not None else None
+    calls = [_model_call(claim, u) for u in (report.usage if report else ())]
+    compaction = UsageEvent(
+        tenant=claim.tenant,
+        session_id=claim.session_id,
+        kind="compaction",
+        path=path,
+        reason=reason,
+    )
+    removed = chars_removed = 0
+    if report is not None:
+        removed, chars_removed = report.messages_removed, report.chars_removed
+        saved = report.size_before - report.size_after if report.compacted else Size()
+        compaction.strategy = report.strategy
+        compaction.messages_removed = removed
+        compaction.chars_removed = chars_removed
+        compaction.tokens_saved = max(0, saved.tokens)
+        compaction.chars_before = report.size_before.chars
+        compaction.chars_after = report.size_after.chars
+        compaction.prompt_tokens = sum(u.prompt_tokens or 0 for u in report.usage)
+        compaction.completion_tokens = sum(u.completion_tokens or 0 for u in report.usage)
+        compaction.duration_ms = report.elapsed_ms
+    compaction.meta = {
+        "summarization": True,
+        "messages_removed": removed,
+        "chars_removed": chars_removed,
+        "path": path,
+        **({"reason": reason} if reason else {}),
+    }
+    return [*calls, compaction]
+
+
+def _model_call(claim: Claim, usage: Usage) -> UsageEvent:
+    return UsageEvent(
+        tenant=claim.tenant,
+        session_id=claim.session_id,
+        kind="model_call",
+        path="error" if usage.error else "ok",
+        reason=usage.error,
+        model=usage.model,
+        prompt_tokens=usage.prompt_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        duration_ms=usage.duration_ms,
+        meta={"attempts": usage.attempts},
+    )
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False
+
+
+def _lease(record: SessionRecord, owner: str, expires: dt.datetime) -> Claim:
+    record.lease_token = str(uuid.uuid4())
+    record.lease_owner = owner
+    record.lease_expires_at = expires
+    return Claim(record.id, record.uuid, record.tenant, record.lease_token)
+
+
+def _open_calls(open_ids: list[Any], messages: Sequence[Message]) -> list[str]:
+    """Check ``messages`` continue a history whose last tool calls ``open_ids`` still wait
+    for results; return the calls open after them. Raises :class:`InvalidHistoryError`."""
+    if open_ids:
+        leading = next((i for i, m in enumerate(messages) if m.role != "tool"), len(messages))
+        answered = {m.tool_call_id for m in messages[:leading]}
+        missing = [i for i in open_ids if i not in answered]
+        if missing and leading < len(messages):
+            raise InvalidHistoryError(
+                f"tool call(s) {', '.join(map(repr, missing))} of an earlier message still "
+                "wait for their results; append those first",
+                where=f"messages.{leading}",
+            )
+    opening = Message(
+        role="assistant", tool_calls=tuple(ToolCall(id=i, name="_") for i in open_ids)
+    )
+    offset = 1 if open_ids else 0
+    history = [opening, *messages] if open_ids else list(messages)
+    try:
+        validate_history(history)
+    except InvalidHistoryError as exc:
+        index = int(m.group(1)) - offset if (m := _INDEX.search(exc.where or "")) else 0
+        problem = _INDEX.sub(lambda m: f"message {int(m.group(1)) - offset}", exc.message)
+        raise InvalidHistoryError(problem, where=f"messages.{max(0, index)}") from exc
+    last_call = max((i for i, m in enumerate(history) if m.tool_calls), default=None)
+    if last_call is None or any(m.role != "tool" for m in history[last_call + 1 :]):
+        return []
+    answered = {m.tool_call_id for m in history[last_call + 1 :]}
+    return [c.id for c in history[last_call].tool_calls if c.id not in answered]
+
+
+def _payload(message: Message) -> dict[str, Any]:
+    """The stored OpenAI dict; a client's own ``id`` is kept as ``client_id``."""
+    payload = to_openai(message.replace(id=None))
+    if message.id is not None:
+        payload["client_id"] = message.id
+    return payload
+
+
+def _message(record: MessageRecord) -> Message:
+    return from_openai(record.payload).replace(id=record.id)
+
+
+def _row(record: SummaryRecord) -> SummaryRow:
+    return SummaryRow(
+        text=record.text,
+        first=record.first_message_id,
+        last=record.last_message_id,
+        messages=record.messages,
+        instructions=tuple(record.instructions),
+        carried=tuple(record.carried),
+        strategy=record.strategy,
+        source_chars=record.source_chars,
+    )
