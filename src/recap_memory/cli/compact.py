@@ -24,6 +24,7 @@ from recap_memory.summarizers import STRATEGIES
 
 _Int = Annotated[int | None, typer.Option(show_default=False)]
 OPTIONS = {"url": "--llm-url", "timeout": "--llm-timeout"}
+_DEFAULTS = {name: field.default for name, field in LLMSettings.model_fields.items()}
 """The options whose names differ from the settings they set."""
 
 
@@ -60,9 +61,15 @@ def compact(
             show_default=False,
         ),
     ] = None,
-    temperature: Annotated[float | None, typer.Option(help="Default 0.2")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Summary tokens per call; 500")] = None,
-    llm_timeout: Annotated[float | None, typer.Option(help="Seconds per request; 60")] = None,
+    temperature: Annotated[
+        float | None, typer.Option(help=f"Default {_DEFAULTS['temperature']}")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help=f"Summary tokens per call; {_DEFAULTS['max_tokens']}")
+    ] = None,
+    llm_timeout: Annotated[
+        float | None, typer.Option(help=f"Seconds per request; {_DEFAULTS['timeout']:g}")
+    ] = None,
     context_window: Annotated[
         int | None, typer.Option(help="The model's window in tokens (known per backend)")
     ] = None,
