@@ -82,16 +82,32 @@ def test_structured_summary_and_design_a_log_lines(caplog):
 
 
 def test_latest_summary_is_updated_while_small_and_a_new_row_starts_when_big():
-    small = SMALL.model_copy(update={"update_below": Budget(chars=100_000)})
-    big = SMALL.model_copy(update={"update_below": Budget(chars=1)})
+    """Design B's rows, with a model that writes short summaries (room is left in the cap)."""
+    roomy = SMALL.model_copy(update={"summary_max": Budget(chars=2_000)})
+    small = roomy.model_copy(update={"update_below": Budget(chars=100_000)})
+    big = roomy.model_copy(update={"update_below": Budget(chars=1)})
     history = agent_history(3)
     for policy, rows in ((small, 1), (big, 2)):
-        compactor = Compactor(policy=policy)
+        model = FakeModel(default="**Investigating:** payments time out after deploy v4.18.")
+        compactor = Compactor(LLMSummarizer(model), policy=policy, fallback=None)
         first = compactor.compact_sync(history)
         second = compactor.compact_sync(first.messages + agent_history(2)[1:])
-        assert second.report.compacted
+        assert second.report.compacted, second.report.reason
         assert len(second.chain.rows) == rows
         assert len([m for m in second.messages if parse_summary_message(m)]) == 1
+
+
+def test_the_whole_chain_stays_within_the_summary_cap_pass_after_pass():
+    """Rows start only while the cap has room; past that they merge: the summary the model
+    reads never exceeds the cap, however many passes (extractive rows fill their room)."""
+    policy = SMALL.model_copy(update={"summary_max": Budget(chars=900)})
+    compactor = Compactor(policy=policy)
+    history = agent_history(1)
+    for turn in range(12):
+        history = history + agent_history(2)[1 + 5 * (turn % 2) : 6 + 5 * (turn % 2)]
+        history = compactor.compact_sync(history).messages
+        summary = next((m for m in history if parse_summary_message(m)), None)
+        assert summary is None or len(summary.text) <= 900, (turn, len(summary.text))
 
 
 def test_pinned_messages_and_standing_instructions_survive_verbatim():

@@ -16,7 +16,7 @@ def test_the_gate_needs_the_trigger_and_enough_new_messages() -> None:
 
 
 def test_a_default_summary_cap_leaves_room_under_the_trigger() -> None:
-    assert Policy().summary_chars() == 4_000  # 60k trigger, 20k kept: plenty of room
+    assert Policy().summary_chars() == 20_000  # 60k trigger, 20k kept: half the room
     assert Policy(trigger=Trigger(chars=2_000), keep=Budget(chars=600)).summary_chars() == 700
     tokens = Policy(trigger=Trigger(tokens=1_000), keep=Budget(tokens=600))
     assert tokens.summary_chars() == 800  # 200 tokens of room, 4 chars a token

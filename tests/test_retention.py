@@ -34,10 +34,11 @@ def test_reference_rows_match_the_figures_of_the_data_readme(samples):
     assert rows["LoCoMo GPT-3.5 session summaries"].token_recall == pytest.approx(0.678, abs=0.005)
 
 
-def test_extractive_keeps_075_token_recall_within_a_20_percent_budget(samples):
+def test_extractive_keeps_070_token_recall_in_readable_text_within_a_20_percent_budget(samples):
     score = locomo.evaluate(samples, strategy_compactor(ExtractiveSummarizer()), 0.2)
     assert score.size <= 0.205
-    assert score.token_recall >= 0.75  # measured 0.760 (docs/benchmarks.md)
+    assert score.token_recall >= 0.70  # measured 0.707 (docs/benchmarks.md)
+    assert score.readable >= 0.90  # measured 0.919: whole clauses, not word lists
     assert score.questions == 756
     assert score.not_compacted == 0
 

@@ -21,7 +21,11 @@ from recap_memory.messages import Message
 
 Ref = str | int
 HEADER = "[recap summary of messages {first}–{last}]"
-_HEADER_RE = re.compile(r"^\[recap summary of messages (\S+)–(\S+)\]$", re.MULTILINE)
+SIZED_HEADER = "[recap summary of messages {first}–{last}, {chars} chars]"
+"""The header once the size of what the row folds is known: an update weighs the row by it."""
+_HEADER_RE = re.compile(
+    r"^\[recap summary of messages (\S+)–(\S+?)(?:, (\d+) chars)?\]$", re.MULTILINE
+)
 INSTRUCTIONS_HEADING = "**User instructions (verbatim):**"
 
 
@@ -47,7 +51,11 @@ class SummaryRow:
 
     def render(self) -> str:
         """The row as the model will read it."""
-        parts = [HEADER.format(first=self.first, last=self.last), self.text.strip()]
+        header = SIZED_HEADER if self.source_chars else HEADER
+        parts = [
+            header.format(first=self.first, last=self.last, chars=self.source_chars),
+            self.text.strip(),
+        ]
         if self.instructions:
             lines = "\n".join(f"- {i}" for i in self.instructions)
             parts.append(f"{INSTRUCTIONS_HEADING}\n{lines}")
@@ -118,6 +126,7 @@ def parse_summary_message(message: Message) -> Chain | None:
                     line[2:] for line in instructions.strip().splitlines() if line.startswith("- ")
                 ),
                 strategy="parsed",
+                source_chars=int(match.group(3) or 0),
             )
         )
     return Chain(tuple(rows))

@@ -22,7 +22,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from recap_memory.chain import Chain, Ref, SummaryRow, split_view
+from recap_memory.chain import (
+    INSTRUCTIONS_HEADING,
+    SIZED_HEADER,
+    Chain,
+    Ref,
+    SummaryRow,
+    split_view,
+)
 from recap_memory.counting import Meter, Size
 from recap_memory.errors import BackendError, InvalidHistoryError, RecapError, SummaryRejected
 from recap_memory.instructions import merge_instructions, standing_instructions
@@ -30,7 +37,7 @@ from recap_memory.llm.base import Usage
 from recap_memory.masking import mask_tool_result
 from recap_memory.messages import Message, validate_history
 from recap_memory.planner import Plan, Skip, plan_compaction
-from recap_memory.policy import Policy
+from recap_memory.policy import MIN_SUMMARY_CHARS, Policy
 from recap_memory.summarizers.base import Fold, FoldRequest, Summarizer
 from recap_memory.summarizers.extractive import ExtractiveSummarizer
 from recap_memory.summarizers.validation import validate_summary
@@ -39,6 +46,8 @@ log = logging.getLogger("recap_memory.compactor")
 Path = Literal["summarized", "masked", "fallback", "skipped", "rejected"]
 """``fallback``: the configured strategy failed (see ``reason``) and the fallback compacted."""
 DEFAULT_FALLBACK = ExtractiveSummarizer()
+HEADER_ROOM = 80
+"""Characters a row's header takes (its range of message ids and size), at most."""
 
 
 @dataclass(frozen=True)
@@ -236,12 +245,31 @@ class Compactor:
             base.instructions if base else (), standing_instructions(folded)
         )
         cap = self.policy.summary_max
-        max_chars = self.policy.summary_chars() - sum(len(i) + 3 for i in instructions)
+        first, last = base.first if base else ref(plan.fold[0]), ref(plan.fold[-1])
+        source_total = folded_size.chars + (base.source_chars if base else 0)
+        header = SIZED_HEADER.format(first=first, last=last, chars=source_total)
+        untouched = chain.rows[: len(chain.rows) - replaces]
+        max_chars = (
+            self.policy.summary_chars()
+            - _rendered_chars(untouched)
+            - len(header)
+            - 1
+            - sum(len(i) + 3 for i in instructions)
+            - (len(INSTRUCTIONS_HEADING) + 1 if instructions else 0)
+        )
         previous = base.text if base else None
         source_chars = folded_size.chars + len(previous or "")
         max_chars = min(max_chars, source_chars - 1)  # a summary must be shorter than its input
         kept = [body[i] for i in (*plan.system, *plan.carried)] + list(body[plan.cut :])
-        request = FoldRequest(folded, max_chars, previous, self.meter, usage, kept)
+        request = FoldRequest(
+            folded,
+            max_chars,
+            previous=previous,
+            previous_chars=base.source_chars if base else 0,
+            meter=self.meter,
+            usage=usage,
+            kept=kept,
+        )
         fold = await summarizer.fold(request)
         if fold.summary is None:
             replacement = list(fold.replacement)
@@ -254,32 +282,32 @@ class Compactor:
             raise SummaryRejected("over_limit", f"summary exceeds {cap.value} tokens")
         row = SummaryRow(
             text=text,
-            first=base.first if base else ref(plan.fold[0]),
-            last=ref(plan.fold[-1]),
+            first=first,
+            last=last,
             messages=len(folded) + (base.messages if base else 0),
             instructions=instructions,
             carried=(*(base.carried if base else ()), *(ref(i) for i in plan.carried)),
             strategy=summarizer.name,
-            source_chars=folded_size.chars + (base.source_chars if base else 0),
+            source_chars=source_total,
         )
         return Fold(summary=text, model=fold.model), chain.with_row(row, replaces=replaces)
 
     def _rows_to_update(self, chain: Chain) -> int:
         """How many of the last rows the new summary updates (0: it starts a new row).
 
-        The latest row is updated while it is under ``update_below`` (Design B). A
-        new row starts only while the chain fits within ``summary_max``; past that,
-        every row is merged into one cumulative update, so the summary the model
-        reads stays bounded (under two caps) however long the session grows.
+        The latest row is updated while it is under ``update_below`` (Design B), else a
+        new row starts. Either needs room: the rows left as they are must leave at least
+        a quarter of the summary's cap; when they do not, every row is merged into one
+        cumulative update. So the whole chain stays within the cap however long the
+        session grows.
         """
         latest = chain.latest
         if latest is None:
             return 0
-        if self.policy.update_below.allows(self.meter.text(latest.render())):
-            return 1
-        message = chain.message()
-        size = self.meter.message(message) if message is not None else Size()
-        return 0 if self.policy.summary_max.allows(size) else len(chain.rows)
+        replaces = 1 if self.policy.update_below.allows(self.meter.text(latest.render())) else 0
+        cap = self.policy.summary_chars()
+        left = cap - _rendered_chars(chain.rows[: len(chain.rows) - replaces]) - HEADER_ROOM
+        return replaces if left >= max(MIN_SUMMARY_CHARS, cap // 4) else len(chain.rows)
 
     def _unchanged(
         self,
@@ -305,6 +333,11 @@ class Compactor:
             elapsed_ms=elapsed,
         )
         return CompactionResult(list(messages), chain, report)
+
+
+def _rendered_chars(rows: Sequence[SummaryRow]) -> int:
+    """Characters ``rows`` take in the summary message (with their separators)."""
+    return sum(len(r.render()) + 2 for r in rows)
 
 
 def _failure(summarizer: Summarizer, exc: Exception) -> str:

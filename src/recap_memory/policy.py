@@ -24,7 +24,8 @@ DEFAULT_TRIGGER_CHARS = 60_000
 DEFAULT_KEEP_CHARS = 20_000
 """Design A's ``SUMMARIZATION_KEEP_CHARS``: the recent turns kept verbatim."""
 DEFAULT_SUMMARY_MAX_CHARS = 4_000
-"""The hard cap on one summary's size."""
+"""The summary's cap where the room between trigger and keep cannot be known (a trigger
+and a keep budget in different units, or a keep budget in messages)."""
 DEFAULT_UPDATE_BELOW_TOKENS = 800
 """Design B's ``SUMMARY_MAX_TOKENS``: the latest summary row is updated while under this size."""
 MIN_SUMMARY_CHARS = 200
@@ -106,7 +107,7 @@ class Policy(BaseModel):
     trigger: Trigger = Trigger(chars=DEFAULT_TRIGGER_CHARS)
     keep: Budget = Budget(chars=DEFAULT_KEEP_CHARS)
     summary_max: Budget = Budget(chars=DEFAULT_SUMMARY_MAX_CHARS)
-    """Hard cap on one summary's size; a longer summary is rejected."""
+    """Hard cap on the summary's size (see :meth:`summary_chars`); a longer one is rejected."""
     update_below: Budget = Budget(tokens=DEFAULT_UPDATE_BELOW_TOKENS)
     """The latest summary is updated cumulatively while it is under this size."""
     min_user_turns: int = Field(default=2, ge=0)
@@ -117,12 +118,13 @@ class Policy(BaseModel):
     """When the newest turn alone exceeds the keep budget, mask its older tool outputs."""
 
     def summary_chars(self) -> int:
-        """The most characters one summary may take.
+        """The most characters the summary (the whole chain) may take.
 
-        ``summary_max`` when it was set. Left at its default, it is also held to half
-        the room between the trigger and the keep budget (when they count the same
-        unit), so a compacted context lands well under the trigger instead of over it
-        again at the next turn.
+        ``summary_max`` when it was set. Left unset, half the room between the trigger
+        and the keep budget (when they count the same unit, chars or tokens): a
+        compacted context lands halfway between the keep budget and the trigger, so the
+        summary keeps as much as the budget affords and the next pass is half a room
+        of new messages away. Where the room cannot be known, ``summary_max``'s default.
         """
         unit = 1 if self.summary_max.unit == "chars" else CHARS_PER_TOKEN
         cap = self.summary_max.value * unit
@@ -132,7 +134,7 @@ class Policy(BaseModel):
         room = (
             (limit - self.keep.value) // 2 * (1 if self.keep.unit == "chars" else CHARS_PER_TOKEN)
         )
-        return min(cap, max(MIN_SUMMARY_CHARS, room))
+        return max(MIN_SUMMARY_CHARS, room)
 
     def is_due(self, context: Size, new_messages: int) -> bool:
         """The per-turn gate: the context is over the trigger and enough new messages came.

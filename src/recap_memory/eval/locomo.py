@@ -19,10 +19,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from recap_memory.chain import parse_summary_message
 from recap_memory.compactor import Compactor
 from recap_memory.errors import InputError
 from recap_memory.eval import records_with
 from recap_memory.eval.budget import compact_to_budget, foldable_chars
+from recap_memory.eval.readability import readable_share
 from recap_memory.eval.retention import Context
 from recap_memory.messages import Message
 
@@ -92,6 +94,8 @@ class Score:
     by_evidence: dict[str, Tally]
     sizes: tuple[float, ...] = field(default=())
     not_compacted: int = 0
+    readability: tuple[float, ...] = field(default=())
+    """The readable share of each summary (see :mod:`recap_memory.eval.readability`)."""
 
     @property
     def token_recall(self) -> float:
@@ -109,6 +113,11 @@ class Score:
         return self.all.questions
 
     @property
+    def readable(self) -> float:
+        """Mean readable share of the summaries (1.0 when none was written)."""
+        return sum(self.readability) / len(self.readability) if self.readability else 1.0
+
+    @property
     def size(self) -> float:
         """Mean context size as a share of the conversation."""
         return sum(self.sizes) / len(self.sizes) if self.sizes else 0.0
@@ -120,6 +129,7 @@ class Score:
             _merge(self.by_evidence, other.by_evidence),
             self.sizes + other.sizes,
             self.not_compacted + other.not_compacted,
+            self.readability + other.readability,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -127,6 +137,7 @@ class Score:
         return {
             "size": self.size,
             **self.all.means(),
+            "readable": self.readable,
             "not_compacted": self.not_compacted,
             "by_category": {k: v.means() for k, v in self.by_category.items()},
             "by_evidence": {k: v.means() for k, v in self.by_evidence.items()},
@@ -183,7 +194,13 @@ def evaluate(
         messages = conversation_messages(sample)
         out = compact_to_budget(messages, compactor, budget, keep_share)
         scored = score(sample, _text(out.messages), out.size, out.folded_ids)
-        scores.append(replace(scored, not_compacted=int(not out.compacted)))
+        scores.append(
+            replace(
+                scored,
+                not_compacted=int(not out.compacted),
+                readability=summary_readability(out.messages, _text(messages)),
+            )
+        )
         advance()
     return sum(scores[1:], scores[0])
 
@@ -205,6 +222,12 @@ def references(samples: Sequence[Mapping[str, Any]], budget: float) -> dict[str,
             score(sample, summaries, len(summaries) / whole, _ids(messages))
         )
     return {name: sum(s[1:], s[0]) for name, s in rows.items()}
+
+
+def summary_readability(messages: Sequence[Message], conversation: str) -> tuple[float, ...]:
+    """The readable share of the summary among ``messages`` (none when there is none)."""
+    summary = next((m for m in messages if parse_summary_message(m) is not None), None)
+    return () if summary is None else (readable_share(summary.text, conversation),)
 
 
 def _ids(messages: Sequence[Message]) -> frozenset[str | int]:

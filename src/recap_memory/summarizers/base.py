@@ -29,6 +29,8 @@ class FoldRequest:
     """The summary must not be longer than this."""
     previous: str | None = None
     """The latest summary's text, to update cumulatively (Design B), or None."""
+    previous_chars: int = 0
+    """Characters of the conversation the previous summary stands for (0: unknown)."""
     meter: Meter = field(default_factory=Meter)
     usage: list[Usage] = field(default_factory=list)
     """Where a strategy records each model call it makes (failed ones included)."""

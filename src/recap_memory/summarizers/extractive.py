@@ -1,30 +1,39 @@
 """The ``extractive`` strategy: the embedded default, no model, deterministic.
 
 It keeps what later questions need — names, numbers, dates, identifiers,
-decisions, what was ruled out — by choosing, under the size cap, the
-sentences (and tool-output facts) that cover the most informative words not
-yet covered (a greedy weighted set cover, which is near-optimal for this kind
-of objective). Chosen sentences are written tersely (filler and function words
-dropped) and in their original order.
+decisions, what was ruled out — by choosing, under the size cap, the pieces of
+the conversation that cover the most informative words not yet covered (a
+greedy weighted set cover, near-optimal for this kind of objective). A piece is
+a whole sentence or clause in the conversation's own words, never rewritten;
+chosen pieces keep their speaker and date and stay in their original order
+(the layout is :mod:`recap_memory.summarizers.layout`). Repeated log lines are
+collapsed to one line with a count and the range of their numbers.
 
-Agent spans (with tool calls) fill Design A's template::
-
-    **Investigating:** …  **Key findings:** - …  **Ruled out:** - …  **Current state:** …
-
-Plain chats become a dated digest: one line per speaker turn, in order.
+An update folds the previous summary's pieces and the new span's together, and
+weighs them fairly: the previous summary may keep the share of the budget that
+the conversation it stands for has in all that is folded, so the hundredth pass
+keeps early names, ids and decisions in proportion instead of dropping them
+wholesale for the newest span.
 """
 
 from __future__ import annotations
 
 import heapq
-import json
-import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from recap_memory.messages import Message
-from recap_memory.summarizers.base import Fold, FoldRequest, Style, Summarizer, speaker
+from recap_memory.summarizers.base import Fold, FoldRequest, Style, Summarizer
+from recap_memory.summarizers.layout import (
+    Layout,
+    Piece,
+    parse_previous,
+    pieces_of,
+    render,
+)
+from recap_memory.summarizers.text import words
+from recap_memory.summarizers.tool_output import identifiers
+from recap_memory.summarizers.validation import is_repetitive
 
 STOP_WORDS = frozenset(
     """a an the of to in on at for and or is was were be been it its this that with by from as
@@ -37,17 +46,9 @@ STOP_WORDS = frozenset(
     they're they've he's she's what's who's gonna wanna kinda sorta ya
     thanks thank awesome cool glad sounds nice wonderful fantastic""".split()
 )
-KEEP_WORDS = frozenset({"not", "no", "never", "nothing", "none", "without"})
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-./:@']*[A-Za-z0-9]|[A-Za-z0-9]")
-_NORM = re.compile(r"[^a-z0-9]+")
-_RULED_OUT = re.compile(
-    r"\b(ruled out|not (the )?(cause|related|responsible|the issue)|unrelated|"
-    r"no (errors?|issues?|problems?|change)|isn'?t|wasn'?t|aren'?t|doesn'?t|didn'?t|excluded|"
-    r"(looks|is) (fine|normal|healthy))\b",
-    re.IGNORECASE,
-)
-FACT_CHARS = 160
+COMMON_SHARE = 0.08
+"""A word found in more than this share of the pieces (of 25 or more) is common in this
+conversation, whatever its language, and weighs little."""
 WEIGHT_DIGIT = {"chat": 1.0, "agent": 0.0}
 """Extra weight of words with digits: dates and numbers in chats (tool outputs are full of
 numbers that mean little, so agent spans rely on failure words instead)."""
@@ -56,109 +57,16 @@ SIGNAL_WORDS = frozenset(
     """error errors fail failed failure timeout timeouts exceeded exception refused denied
     crash crashed panic fatal critical degraded unavailable rollback deployed changed""".split()
 )
-
-
-SAME_SHAPE_MAX = 2
-"""At most this many chosen lines may differ only in their numbers."""
-_DIGITS = re.compile(r"\d+")
-_SECTION_OF = {"Investigating": "investigating", "Ruled out": "ruled_out"}
-"""Sections of a previous summary carried into its update (an old current state is a finding)."""
-_NAME_LEAD = re.compile(r"^(?:\[[^\]\n]*\]\n)?(?P<name>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?): ")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_IDENTIFIER = re.compile(
-    r"(?=.*\d)(?=.*[A-Za-z_\-])[A-Za-z0-9_\-.@]{3,}|[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+|[A-Z]{3,6}"
-)
+WEIGHT_NAME = {"chat": 2.0, "agent": 0.0}
+"""Extra weight of capitalized words inside a sentence (names, places, titles) in chats."""
+QUESTION_FACTOR = 0.3
+"""A piece that asks (ends with a question mark) tells little: its gain counts this much."""
 WEIGHT_IDENTIFIER = {"chat": 0.0, "agent": 6.0}
 """Extra weight of identifiers (ids, codes, dates): what an agent acts on later."""
-
-
-def identifiers(text: str) -> frozenset[str]:
-    """Identifier-like tokens kept whole (``mia_li_3668``, ``HAT136``, ``2024-05-20``,
-    ``one_way``, ``JFK``): digits mixed with letters or joined by ``_``/``-``, snake_case
-    words, codes in capitals; lowercased."""
-    return frozenset(
-        token.lower() for token in _TOKEN.findall(text) if _IDENTIFIER.fullmatch(token)
-    )
-
-
-def normalized_words(text: str) -> list[str]:
-    """Words as the evaluation compares them: lowercase, a-z and 0-9 only."""
-    return _NORM.sub(" ", text.lower()).split()
-
-
-@dataclass
-class _Candidate:
-    order: tuple[int, int]
-    section: str
-    prefix: str
-    text: str
-    words: frozenset[str]
-    ids: frozenset[str] = frozenset()
-    """The identifiers among ``words`` (agent spans only)."""
-
-    @property
-    def cost(self) -> int:
-        return len(self.prefix) + len(self.text) + 2
-
-
-def terse(text: str) -> str:
-    """The sentence without filler and function words (negations, numbers and the month
-    May kept) and without a word repeated right after itself."""
-    kept: list[str] = []
-    for t in _TOKEN.findall(text):
-        low = t.lower()
-        if kept and low == kept[-1].lower():
-            continue  # a word said twice in a row
-        if low not in STOP_WORDS or low in KEEP_WORDS or t[0].isdigit() or t == "May":
-            kept.append(t)
-    return " ".join(kept)
-
-
-def _sentences(text: str, longest: int = 300) -> Iterator[str]:
-    """Sentences (and lines); a very long one comes in pieces of about ``longest`` chars."""
-    for piece in _SENTENCE_END.split(text):
-        piece = piece.strip()
-        while len(piece) > longest:
-            split = piece.rfind(" ", longest // 2, longest)
-            split = split if split > 0 else longest
-            yield piece[:split]
-            piece = piece[split:].strip()
-        if piece:
-            yield piece
-
-
-def _json_facts(text: str) -> list[str] | None:
-    """Tool output that is JSON, as ``key=value`` fact lines (one per top-level item)."""
-    try:
-        data = json.loads(text)
-    except (ValueError, TypeError):
-        return None
-    if not isinstance(data, dict | list):
-        return None
-    items = data if isinstance(data, list) else [data]
-    facts: list[str] = []
-    for item in items:
-        line = ""
-        for key, value in _leaves(item, ""):
-            pair = f"{key}={value}" if key and _NUMBER.fullmatch(value) else value
-            if line and len(line) + len(pair) > FACT_CHARS:
-                facts.append(line)
-                line = ""
-            line = f"{line}, {pair}" if line else pair
-        if line:
-            facts.append(line)
-    return facts
-
-
-def _leaves(value: object, key: str) -> Iterator[tuple[str, str]]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _leaves(v, str(k))
-    elif isinstance(value, list):
-        for v in value:
-            yield from _leaves(v, key)
-    elif value is not None and value != "":
-        yield key, str(value)
+SAME_SHAPE_MAX = 2
+"""At most this many chosen pieces may differ only in their numbers and ids."""
+FORCED_SHARE = 4
+"""A forced piece (the request, the current state) costs at most 1/this of the budget."""
 
 
 class ExtractiveSummarizer(Summarizer):
@@ -173,144 +81,131 @@ class ExtractiveSummarizer(Summarizer):
     def summarize(self, request: FoldRequest) -> str:
         """The summary text (synchronous: no I/O is involved)."""
         style = request.style
-        candidates = list(self._candidates(request, style))
+        layout = Layout(style)
+        old, group = parse_previous(request.previous or "", style)
+        new = list(pieces_of(request.messages, style, group=group))
+        last_group = new[-1].group if new else group
+        candidates = [*old, *new]
         if not candidates:
             return ""
-        headings = self._headings(style)
-        budget = request.max_chars - sum(len(h) + 2 for h in headings.values())
-        forced = [
-            next((c for c in candidates if c.section == section and c.words), None)
-            for section in ("investigating", "state")
-        ] + [c for c in candidates if c.section == "header"]
+        budget = request.max_chars - layout.fixed_cost() - (len(last_group) + 1)
         weights = _weights(candidates, style, _acted_on(request.messages))
-        known = frozenset(w for m in request.kept for w in normalized_words(m.countable_text))
-        if style == "agent":
-            known |= {t for m in request.kept for t in identifiers(m.countable_text)}
-        chosen = _select(candidates, budget, weights, forced, known)
-        text = self._render(chosen, headings)
+        known = frozenset(w for m in request.kept for w in words(m.countable_text))
+        quota = _previous_quota(request, old, budget)
+        forced = [p for p in layout.forced(new) if p.cost_alone() <= budget // FORCED_SHARE]
+        chosen = Selection(layout, budget, weights, known, quota).run(candidates, forced)
+        text = render(chosen, layout, trailing_group=last_group)
         while len(text) > request.max_chars and chosen:
-            chosen.pop()  # the candidate chosen last added the least: the layout's overhead
-            text = self._render(chosen, headings)
+            chosen.pop()  # the piece chosen last added the least
+            text = render(chosen, layout, trailing_group=last_group)
+        if len(text) > request.max_chars:
+            text = render(chosen, layout)
+        while is_repetitive(text) and chosen:  # never write what the validator rejects
+            commonest = Counter(p.shape for p in chosen).most_common(1)[0][0]
+            drop = max(n for n, p in enumerate(chosen) if p.shape == commonest)
+            chosen.pop(drop)
+            text = render(chosen, layout)
         return text
 
-    @staticmethod
-    def _headings(style: Style) -> dict[str, str]:
-        if style == "chat":
-            return {}
-        return {
-            "investigating": "**Investigating:**",
-            "finding": "**Key findings:**",
-            "ruled_out": "**Ruled out:**",
-            "state": "**Current state:**",
-        }
 
-    def _candidates(self, request: FoldRequest, style: Style) -> Iterator[_Candidate]:
-        if request.previous:
-            for j, line in enumerate(request.previous.splitlines()):
-                heading, text = "", line.strip().lstrip("-").strip()
-                if text.startswith("**") and ":**" in text:
-                    heading, text = text[2:].split(":**", 1)
-                    text = text.strip()
-                if text:
-                    section = "chat" if style == "chat" else _SECTION_OF.get(heading, "finding")
-                    yield self._make((-1, j), section, "", text, style)
-        last_assistant = max(
-            (i for i, m in enumerate(request.messages) if m.role == "assistant" and m.text),
-            default=-1,
-        )
-        for i, message in enumerate(request.messages):
-            for j, (section, prefix, text) in enumerate(
-                self._pieces(message, style, i == last_assistant)
-            ):
-                yield self._make((i, j), section, prefix, text, style)
+def _previous_quota(request: FoldRequest, old: Sequence[Piece], budget: int) -> int | None:
+    """How much of ``budget`` the previous summary's pieces may take: the share of the
+    folded conversation they stand for (all of it when that size is unknown)."""
+    if not old:
+        return None
+    new_chars = sum(len(m.countable_text) for m in request.messages)
+    old_chars = request.previous_chars or 0
+    if old_chars <= 0:
+        return None
+    return int(budget * old_chars / (old_chars + new_chars))
 
-    @staticmethod
-    def _make(
-        order: tuple[int, int], section: str, prefix: str, text: str, style: Style
-    ) -> _Candidate:
-        short = terse(text) if not text.startswith("called ") else text
-        ids = identifiers(short) if style == "agent" else frozenset()
-        return _Candidate(
-            order, section, prefix, short, frozenset(normalized_words(short)) | ids, ids
-        )
 
-    @staticmethod
-    def _pieces(message: Message, style: Style, last: bool) -> Iterator[tuple[str, str, str]]:
-        if style == "chat":
-            who, text = _named_speaker(message)
-            for sentence in _sentences(text):
-                header = sentence.startswith("[") and sentence.endswith("]")
-                yield ("header", "", sentence) if header else ("chat", f"{who}: ", sentence)
-            return
-        if message.role == "tool":
-            facts = _json_facts(message.text)
-            name = message.name or "tool"
-            for fact in facts if facts is not None else _sentences(message.text):
-                yield "finding", f"{name}: ", fact
-            return
-        for call in message.tool_calls:
-            yield "finding", "", f"called {call.name}({_compact_args(call.arguments)})"
-        for sentence in _sentences(message.text):
-            if message.role == "user":
-                yield "investigating", "", sentence
-            elif last:
-                yield "state", "", sentence
-            elif _RULED_OUT.search(sentence):
-                yield "ruled_out", "", sentence
-            else:
-                yield "finding", "", sentence
+class Selection:
+    """Greedy weighted set cover under a size budget, with lazy gain updates.
 
-    @staticmethod
-    def _render(chosen: Sequence[_Candidate], headings: dict[str, str]) -> str:
-        if not headings:
-            return "\n".join(_joined_lines(chosen))
-        blocks = []
-        for section, heading in headings.items():
-            items = [c for c in chosen if c.section == section]
-            if not items:
+    ``known`` words are covered from the start (the model reads them anyway).
+    ``quota`` caps what the previous summary's pieces take (None: no cap); what a
+    side leaves unused goes to the other at the end. Forced pieces are taken first
+    while together they use at most half the budget.
+    """
+
+    def __init__(
+        self,
+        layout: Layout,
+        budget: int,
+        weights: dict[str, float],
+        known: frozenset[str],
+        quota: int | None,
+    ) -> None:
+        self.layout = layout
+        self.budget = budget
+        self.weights = weights
+        self.covered: set[str] = set(known)
+        self.quota = quota
+        self.chosen: list[Piece] = []
+        self.lines: set[tuple[int, str]] = set()
+        self.groups: set[str] = set()
+        self.used = 0
+        self.used_old = 0
+        self.shapes: Counter[str] = Counter()
+
+    def run(self, candidates: Sequence[Piece], forced: Sequence[Piece]) -> list[Piece]:
+        """The chosen pieces, in the order they were chosen."""
+        for piece in forced:
+            if self.used + self._cost(piece) <= self.budget // 2:
+                self._take(piece)
+        self._greedy(candidates, capped=True)
+        if self.quota is not None:
+            self._greedy(candidates, capped=False)  # a side's unused share goes to the other
+        return self.chosen
+
+    def _cost(self, piece: Piece) -> int:
+        return self.layout.cost(piece, self.lines, self.groups)
+
+    def _gain(self, piece: Piece) -> float:
+        gain = sum(self.weights[w] for w in piece.words - self.covered) / self._cost(piece)
+        return gain * QUESTION_FACTOR if piece.asks else gain
+
+    def _take(self, piece: Piece) -> None:
+        cost = self._cost(piece)
+        self.used += cost
+        if piece.previous:
+            self.used_old += cost
+        self.chosen.append(piece)
+        self.lines.add(piece.line)
+        self.groups.add(piece.group)
+        self.covered.update(piece.words)
+        self.shapes[piece.shape] += 1
+
+    def _fits(self, piece: Piece, cost: int, capped: bool) -> bool:
+        if self.used + cost > self.budget:
+            return False
+        if not capped or self.quota is None:
+            return True
+        if piece.previous:
+            return self.used_old + cost <= self.quota
+        return (self.used - self.used_old) + cost <= self.budget - self.quota
+
+    def _greedy(self, candidates: Sequence[Piece], *, capped: bool) -> None:
+        taken = {id(p) for p in self.chosen}
+        heap = [
+            (-self._gain(p), n) for n, p in enumerate(candidates) if p.words and id(p) not in taken
+        ]
+        heapq.heapify(heap)
+        while heap and self.used < self.budget:
+            _, n = heapq.heappop(heap)
+            piece = candidates[n]
+            fresh = self._gain(piece)
+            if fresh <= 0:
                 continue
-            if section in ("finding", "ruled_out"):
-                body = "\n".join(f"- {line}" for line in _joined_lines(items))
-                blocks.append(f"{heading}\n{body}")
-            else:
-                blocks.append(f"{heading} " + "; ".join(_joined_lines(items)))
-        return "\n".join(blocks)
-
-
-def _named_speaker(message: Message) -> tuple[str, str]:
-    """The author and text of a chat message; a transcript's own ``Name: `` lead (after
-    an optional first line in brackets) names the author better than the role does."""
-    text = message.text
-    match = _NAME_LEAD.match(text)
-    if match is None:
-        return speaker(message), text
-    return match["name"], text[: match.start("name")] + text[match.end() :]
-
-
-def _compact_args(arguments: str) -> str:
-    try:
-        data = json.loads(arguments)
-    except ValueError:
-        return arguments
-    if isinstance(data, dict):
-        return ", ".join(
-            f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in data.items()
-        )
-    return arguments
-
-
-def _joined_lines(chosen: Sequence[_Candidate]) -> list[str]:
-    """Chosen candidates in order, consecutive pieces of one message on one line."""
-    lines: list[str] = []
-    previous: tuple[int, str] | None = None
-    for c in sorted(chosen, key=lambda c: c.order):
-        key = (c.order[0], c.prefix)
-        if key == previous and lines:
-            lines[-1] += f"; {c.text}"
-        else:
-            lines.append(f"{c.prefix}{c.text}")
-        previous = key
-    return lines
+            if heap and fresh < -heap[0][0] - 1e-12:
+                heapq.heappush(heap, (-fresh, n))
+                continue
+            if not self._fits(piece, self._cost(piece), capped):
+                continue
+            if self.shapes[piece.shape] >= SAME_SHAPE_MAX:
+                continue  # the 3rd piece that differs only in its numbers: log noise
+            self._take(piece)
 
 
 def _acted_on(messages: Sequence[Message]) -> frozenset[str]:
@@ -324,14 +219,23 @@ def _acted_on(messages: Sequence[Message]) -> frozenset[str]:
     return frozenset(found)
 
 
+def _document_frequency(candidates: Sequence[Piece]) -> Counter[str]:
+    return Counter(w for p in candidates for w in p.words)
+
+
 def _weights(
-    candidates: Sequence[_Candidate], style: Style, acted_on: frozenset[str] = frozenset()
+    candidates: Sequence[Piece], style: Style, acted_on: frozenset[str] = frozenset()
 ) -> dict[str, float]:
     """Every content word counts; numbers and dates (chats) or failure words and
-    identifiers (agents) more, most of all the identifiers the task acted on."""
-    ids = {w for c in candidates for w in c.ids}
+    identifiers (agents) more, most of all the identifiers the task acted on, and names
+    (capitalized inside a sentence) in chats; function
+    words, and words common all over this conversation, little."""
+    frequency = _document_frequency(candidates)
+    common = COMMON_SHARE * len(candidates) if len(candidates) >= 25 else float("inf")
+    ids = {w for p in candidates for w in p.ids}
+    names = {w for p in candidates for w in p.names}
     weights = {}
-    for word in {w for c in candidates for w in c.words}:
+    for word, count in frequency.items():
         weight = 1.0
         if any(ch.isdigit() for ch in word):
             weight += WEIGHT_DIGIT[style]
@@ -339,80 +243,9 @@ def _weights(
             weight += WEIGHT_SIGNAL[style]
         if word in ids:
             weight += WEIGHT_IDENTIFIER[style] * (2 if word in acted_on else 1)
-        if word in STOP_WORDS:
+        if word in names:
+            weight += WEIGHT_NAME[style]
+        if word in STOP_WORDS or (count > common and word not in ids):
             weight = 0.1
         weights[word] = weight
     return weights
-
-
-def _select(
-    candidates: Sequence[_Candidate],
-    budget: int,
-    weights: dict[str, float],
-    forced: Sequence[_Candidate | None] = (),
-    known: frozenset[str] = frozenset(),
-) -> list[_Candidate]:
-    """Greedy weighted set cover under a size budget (lazy evaluation).
-
-    ``known`` words are covered from the start: the model reads them anyway.
-
-    ``forced`` candidates (the request being worked on, the current state, session
-    headers) are taken first when each costs at most a quarter of the budget and all
-    together half of it, so the template's sections are never empty and the facts
-    still get most of a tight budget.
-    """
-    covered: set[str] = set(known)
-    chosen: list[_Candidate] = []
-    lines: set[tuple[int, str]] = set()  # (message, prefix) of the lines begun
-    used = 0
-
-    def cost(c: _Candidate) -> int:
-        """A piece of a message whose line is begun costs its text and ``"; "`` only."""
-        return len(c.text) + 2 if (c.order[0], c.prefix) in lines else c.cost
-
-    taken: set[int] = set()
-
-    def take(c: _Candidate) -> None:
-        nonlocal used
-        taken.add(id(c))
-        chosen.append(c)
-        covered.update(c.words)
-        used += cost(c)
-        lines.add((c.order[0], c.prefix))
-
-    for candidate in forced:
-        if (
-            candidate is not None
-            and used + cost(candidate) <= budget // 2
-            and cost(candidate) <= budget // 4
-        ):
-            take(candidate)
-
-    shapes = Counter(_shape(c.text) for c in chosen)
-
-    def gain(c: _Candidate) -> float:
-        return sum(weights[w] for w in c.words - covered) / cost(c)
-
-    heap = [(-gain(c), n) for n, c in enumerate(candidates) if c.words]
-    heapq.heapify(heap)
-    while heap and used < budget:
-        _, n = heapq.heappop(heap)
-        candidate = candidates[n]
-        fresh = gain(candidate)
-        if fresh <= 0:
-            continue
-        if heap and fresh < -heap[0][0] - 1e-12:
-            heapq.heappush(heap, (-fresh, n))
-            continue
-        if used + cost(candidate) > budget or id(candidate) in taken:
-            continue
-        if shapes[shape := _shape(candidate.text)] >= SAME_SHAPE_MAX:
-            continue  # the 3rd line that differs only in its numbers: log noise
-        shapes[shape] += 1
-        take(candidate)
-    return chosen
-
-
-def _shape(text: str) -> str:
-    """The text with its numbers blanked: near-identical log lines share one shape."""
-    return _DIGITS.sub("#", text)

@@ -60,7 +60,7 @@ def validate_summary(
     leaked = [t for t in TEMPLATE_TOKENS if t in summary] or _TEMPLATE_RE.findall(summary)
     if leaked:
         raise SummaryRejected("template_tokens", f"chat template tokens leaked: {leaked[0]}")
-    if _is_repetitive(summary):
+    if is_repetitive(summary):
         raise SummaryRejected("repetition", "the text repeats itself (runaway generation)")
     if source is not None and _is_echo(summary, source):
         raise SummaryRejected("echo", "the text mostly copies lines of its input")
@@ -76,7 +76,7 @@ def validate_summary(
     return summary
 
 
-def _is_repetitive(text: str) -> bool:
+def is_repetitive(text: str) -> bool:
     """Runaway generation: one 6-word shingle repeated many times, or text that compresses to
     almost nothing."""
     words = text.lower().split()

@@ -1,0 +1,307 @@
+"""How extractive pieces are laid out as a summary, and read back from one.
+
+A chat becomes a dated digest in markdown: each date header of the conversation
+(``[Session of 8 May, 2023]``) on its own line, then one bullet per speaker turn,
+the speaker first and the chosen pieces of the turn joined by `` … ``::
+
+    [Session of 1:56 pm on 8 May, 2023]
+    - Caroline: I went to a LGBTQ support group yesterday and it was so powerful.
+    - Melanie: I'm off to go swimming with the kids. … We're going camping in July.
+
+An agent span fills Design A's template::
+
+    **Investigating:** <the user's request>
+    **Key findings:**
+    - get_order: order_id: A-66730, status: processing
+    **Ruled out:**
+    - …
+    **Current state:** <the assistant's last word>
+
+:func:`parse_previous` reads either back into pieces, so an update chooses among the
+previous summary's pieces and the new span's alike; :func:`render` of what it
+parsed gives the same text again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from recap_memory.messages import Message
+from recap_memory.summarizers.base import Style, speaker
+from recap_memory.summarizers.text import (
+    clauses,
+    collapse_repeats,
+    normal,
+    sentences,
+    without_filler,
+    words,
+)
+from recap_memory.summarizers.tool_output import (
+    collapsed_lines,
+    identifiers,
+    json_facts,
+    shape,
+)
+
+JOIN = " … "
+"""Between pieces of one turn that were not next to each other."""
+HEADINGS = {
+    "investigating": "**Investigating:**",
+    "finding": "**Key findings:**",
+    "ruled_out": "**Ruled out:**",
+    "state": "**Current state:**",
+}
+INLINE = ("investigating", "state")
+"""Sections written on their heading's line; the others are bullet lists."""
+_GROUP = re.compile(r"^\[[^\[\]\n]{1,200}\]$")
+_NAME_LEAD = re.compile(r"^(?P<name>[^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*)?): ")
+_RULED_OUT = re.compile(
+    r"\b(ruled out|not (the )?(cause|related|responsible|the issue)|unrelated|"
+    r"no (errors?|issues?|problems?|change)|isn'?t|wasn'?t|aren'?t|doesn'?t|didn'?t|excluded|"
+    r"(looks|is) (fine|normal|healthy))\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"(?<=\w[ ,] )[^\W\d_a-z]\w+|(?<=\w )[^\W\d_a-z]\w+")
+"""A word that starts with a capital (any script that has them) after another word."""
+_HEADING = re.compile(r"^\*\*(?P<name>[^*]+):\*\*\s*(?P<rest>.*)$")
+_SECTION_OF = {"Investigating": "investigating", "Ruled out": "ruled_out"}
+"""Sections of a previous summary carried into its update (an old current state is a
+finding now)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Piece:
+    """A candidate piece of the summary: a sentence, a clause, a fact line or a log
+    digest, verbatim, with where it goes."""
+
+    order: tuple[int, int]
+    section: str
+    """``chat``, or the template's ``investigating``/``finding``/``ruled_out``/``state``."""
+    line: tuple[int, str]
+    """Pieces with the same line key are written on one line."""
+    prefix: str
+    """``Speaker: `` or ``tool_name: `` leading the line."""
+    text: str
+    group: str = ""
+    """The date header of the conversation this piece stands under (chats)."""
+    previous: bool = False
+    """Read back from the previous summary (else from the span being folded)."""
+    follows: bool = False
+    """The text continues the piece before it (``order`` one less) with nothing between."""
+    words: frozenset[str] = field(init=False)
+    ids: frozenset[str] = field(init=False)
+    names: frozenset[str] = field(init=False)
+    """Words capitalized inside the text (not first): names, places, titles."""
+    shape: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        ids = identifiers(self.text)
+        object.__setattr__(self, "ids", ids)
+        object.__setattr__(self, "words", frozenset(words(self.text)) | ids)
+        object.__setattr__(self, "names", frozenset(normal(n) for n in _NAME.findall(self.text)))
+        object.__setattr__(self, "shape", shape(self.text))
+
+    @property
+    def asks(self) -> bool:
+        """Whether the piece is a question."""
+        return self.text.rstrip().endswith(("?", "？"))
+
+    def cost_alone(self) -> int:
+        """Characters the piece takes on a line of its own."""
+        return len(self.prefix) + len(self.text) + 3
+
+
+class Layout:
+    """The costs and forced pieces of one style's layout."""
+
+    def __init__(self, style: Style) -> None:
+        self.style = style
+
+    def fixed_cost(self) -> int:
+        """Characters the layout takes whatever is chosen (the template's headings)."""
+        return 0 if self.style == "chat" else sum(len(h) + 2 for h in HEADINGS.values())
+
+    def forced(self, candidates: Sequence[Piece]) -> list[Piece]:
+        """Pieces taken first: in an agent span, the request and the current state."""
+        if self.style == "chat":
+            return []
+        firsts = (
+            next((p for p in candidates if p.section == section and p.words), None)
+            for section in INLINE
+        )
+        return [p for p in firsts if p is not None]
+
+    def cost(self, piece: Piece, lines: set[tuple[int, str]], groups: set[str]) -> int:
+        """What ``piece`` adds, given the lines and groups already begun."""
+        if piece.line in lines:
+            return len(JOIN) + len(piece.text)
+        group = len(piece.group) + 1 if piece.group and piece.group not in groups else 0
+        return piece.cost_alone() + group
+
+
+def pieces_of(
+    messages: Sequence[Message], style: Style, *, start: int = 1, group: str = ""
+) -> Iterator[Piece]:
+    """The candidate pieces of ``messages`` (``group``: the date header in force at the
+    start of the span)."""
+    if style == "chat":
+        yield from _chat_pieces(messages, start, group)
+        return
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant" and m.text), default=-1)
+    for i, message in enumerate(messages):
+        yield from _agent_pieces(message, start + i, i == last)
+
+
+def _chat_pieces(messages: Sequence[Message], start: int, group: str) -> Iterator[Piece]:
+    for i, message in enumerate(messages):
+        who, text = named_speaker(message)
+        prefix = f"{who}: "
+        yield from _text_pieces(text, start + i, "chat", prefix, lambda _: "chat", group)
+
+
+def _text_pieces(
+    text: str,
+    index: int,
+    section: str,
+    prefix: str,
+    section_of: Callable[[str], str],
+    group: str = "",
+) -> Iterator[Piece]:
+    """The clauses of one message's text as pieces (a bracketed date line sets the group
+    of those after it instead)."""
+    for j, (clause, opens) in enumerate(clauses(text)):
+        if _GROUP.match(clause):
+            group = clause
+            continue
+        piece = collapse_repeats(without_filler(clause) if opens else clause)
+        follows = j > 0 and piece == clause
+        yield Piece(
+            (index, j), section_of(clause), (index, prefix), prefix, piece, group, False, follows
+        )
+
+
+def _agent_pieces(message: Message, index: int, last: bool) -> Iterator[Piece]:
+    if message.role == "tool":
+        prefix = f"{message.name or 'tool'}: "
+        facts = json_facts(message.text)
+        if facts is None:
+            facts = collapsed_lines(list(sentences(message.text)))
+        for j, fact in enumerate(facts):
+            yield Piece((index, j), "finding", (index, prefix), prefix, collapse_repeats(fact))
+        return
+    calls = [f"called {c.name}({_arguments(c.arguments)})" for c in message.tool_calls]
+    for j, call in enumerate(calls):
+        yield Piece((index, -len(calls) + j), "finding", (index, "call"), "", call)
+
+    def section_of(clause: str) -> str:
+        if message.role == "user":
+            return "investigating"
+        if last:
+            return "state"
+        return "ruled_out" if _RULED_OUT.search(clause) else "finding"
+
+    yield from _text_pieces(message.text, index, "", "", section_of)
+
+
+def named_speaker(message: Message) -> tuple[str, str]:
+    """The author and text of a chat message; a transcript's own ``Name: `` lead (after
+    an optional first line in brackets) names the author better than the role does."""
+    text = message.text
+    first, newline, rest = text.partition("\n")
+    head = f"{first}\n" if newline and _GROUP.match(first.strip()) else ""
+    body = rest if head else text
+    match = _NAME_LEAD.match(body)
+    if match is None:
+        return speaker(message), text
+    return match["name"], head + body[match.end() :]
+
+
+def _arguments(arguments: str) -> str:
+    try:
+        data = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if isinstance(data, dict):
+        return ", ".join(
+            f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}"
+            for k, v in data.items()
+        )
+    return arguments
+
+
+def render(chosen: Sequence[Piece], layout: Layout, *, trailing_group: str = "") -> str:
+    """The chosen pieces laid out (see the module docstring), in their original order.
+
+    ``trailing_group``, the date header in force at the end of the span, is written last
+    when no chosen piece stands under it, so the next update knows the date it
+    continues from.
+    """
+    ordered = sorted(chosen, key=lambda p: p.order)
+    if layout.style == "chat":
+        out, current = [], ""
+        for group, line in _lines(ordered):
+            if group and group != current:
+                out.append(group)
+                current = group
+            out.append(f"- {line}")
+        if trailing_group and trailing_group != current:
+            out.append(trailing_group)
+        return "\n".join(out)
+    blocks = []
+    for section, heading in HEADINGS.items():
+        lines = [line for _, line in _lines([p for p in ordered if p.section == section])]
+        if not lines:
+            continue
+        if section in INLINE:
+            blocks.append(f"{heading} " + JOIN.join(lines))
+        else:
+            blocks.append(heading + "\n" + "\n".join(f"- {line}" for line in lines))
+    return "\n".join(blocks)
+
+
+def _lines(ordered: Sequence[Piece]) -> list[tuple[str, str]]:
+    """(group, line) for pieces in order, the pieces of one line key joined: by a space
+    where one continues the other in the conversation, else by `` … ``."""
+    lines: list[tuple[str, str]] = []
+    before: Piece | None = None
+    for piece in ordered:
+        if before is not None and piece.line == before.line and lines:
+            contiguous = piece.follows and piece.order == (before.order[0], before.order[1] + 1)
+            group, line = lines[-1]
+            lines[-1] = (group, f"{line}{' ' if contiguous else JOIN}{piece.text}")
+        else:
+            lines.append((piece.group, f"{piece.prefix}{piece.text}"))
+        before = piece
+    return lines
+
+
+def parse_previous(text: str, style: Style) -> tuple[list[Piece], str]:
+    """The pieces of a summary written by :func:`render` (any other text line by line),
+    and the date header in force at its end."""
+    pieces: list[Piece] = []
+    section = "chat" if style == "chat" else "finding"
+    group = ""
+    for n, raw in enumerate(text.splitlines()):
+        line = raw.strip()
+        if not line:
+            continue
+        if _GROUP.match(line):
+            group = line
+            continue
+        if style != "chat" and (heading := _HEADING.match(line)):
+            section = _SECTION_OF.get(heading["name"].strip(), "finding")
+            line = heading["rest"].strip()
+            if not line:
+                continue
+        line = line.removeprefix("- ")
+        lead = _NAME_LEAD.match(line)
+        prefix = lead.group(0) if lead else ""
+        for j, part in enumerate(line[len(prefix) :].split(JOIN)):
+            if part.strip():
+                order = (0, n * 1000 + j)
+                key = (-1 - n, prefix)
+                pieces.append(Piece(order, section, key, prefix, part.strip(), group, True))
+    return pieces, group
