@@ -51,6 +51,35 @@ def test_locomo_json_names_token_recall_and_exact_per_category(tmp_path: Path):
     assert set(row["by_evidence"]) == {"compacted", "kept"}
 
 
+def test_rolling_feeds_turn_by_turn_and_reports_the_floor_beside(tmp_path: Path):
+    out = tmp_path / "rolling.json"
+    done = recap(
+        "eval", str(DATA / "locomo_dev.json"), "--rolling", "--limit", "1",
+        "--strategy", "extractive", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())
+    assert figures["rolling"] and (figures["trigger"], figures["keep"]) == (0.2, 0.07)
+    row = figures["strategies"]["extractive"]
+    assert row["passes"] >= 5 and row["worst_context_over_trigger"] <= 1.0
+    assert row["token_recall"] > row["floor"]["token_recall"]
+    assert row["early_token_recall"] > row["floor"]["early_token_recall"]
+    assert {t["figure"] for t in figures["targets"]} == {
+        "token_recall", "early_token_recall", "readable"
+    }  # fmt: skip
+    assert (
+        "ref: newest messages, same size" in done.stdout.replace("\n", " ")
+        or "newest" in done.stdout
+    )
+
+
+def test_rolling_is_for_long_conversations_and_says_so():
+    done = recap("eval", str(DATA / "dialogsum.dev.jsonl"), "--rolling")
+    assert done.returncode == 2 and "--rolling" in done.stderr and "LoCoMo" in done.stderr
+    bad = recap("eval", str(DATA / "locomo_dev.json"), "--rolling", "--keep", "0.3")
+    assert bad.returncode == 2 and "keep < trigger" in bad.stderr
+
+
 def test_dialogsum_has_rouge_and_no_mask_row(tmp_path: Path):
     out = tmp_path / "ds.json"
     done = recap(

@@ -56,6 +56,19 @@ def evaluate(
     plot: Annotated[
         Path | None, typer.Option(help="Draw the retention-vs-budget curve as a PNG here")
     ] = None,
+    rolling: Annotated[
+        bool,
+        typer.Option(
+            help="Feed each conversation one message per turn through the library, "
+            "compacting whenever due (LoCoMo)"
+        ),
+    ] = False,
+    trigger: Annotated[
+        float, typer.Option(help="With --rolling: the trigger, a share of the conversation")
+    ] = 0.2,
+    keep: Annotated[
+        float, typer.Option(help="With --rolling: the keep budget, a share of the conversation")
+    ] = 0.07,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Log every pass (and every skipped one)")
     ] = False,
@@ -66,7 +79,9 @@ def evaluate(
     not_compacted column); its reasons are logged with --verbose.
     """
     logs.configure(verbose, quiet=logging.ERROR)
-    strategies = strategy or list(STRATEGIES)
+    strategies = strategy or list(runner.ROLLING_STRATEGIES if rolling else STRATEGIES)
+    if rolling and not 0 < keep < trigger < 1:
+        fail("--keep and --trigger are shares of the conversation: 0 < keep < trigger < 1")
     if budget is not None and not 0 < budget < 1:
         fail("--budget is a share of the conversation, between 0 and 1 (e.g. 0.2)")
     if not 0 < keep_share < 1:
@@ -88,6 +103,9 @@ def evaluate(
     except (RecapError, ValidationError) as exc:
         fail(describe(exc))
     records = records[:limit] if limit else records
+    if rolling:
+        _evaluate_rolling(name, records, strategies, trigger, keep, model, out)
+        return
     console = Console(stderr=True)
     columns = (
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
@@ -110,6 +128,65 @@ def evaluate(
         from recap_memory.eval.plot import plot_curve
 
         plot_curve(result, plot)
+
+
+def _evaluate_rolling(
+    name: runner.Dataset,
+    records: list[Any],
+    strategies: list[str],
+    trigger: float,
+    keep: float,
+    model: Any,
+    out: Path | None,
+) -> None:
+    columns = (
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    )  # fmt: skip
+    try:
+        with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task(
+                f"feeding {name} turn by turn", total=len(records) * len(strategies)
+            )
+            result = runner.run_rolling(
+                name, records, strategies, trigger=trigger, keep=keep, model=model,
+                advance=lambda: progress.advance(task),
+            )  # fmt: skip
+    except RecapError as exc:
+        fail(describe(exc))
+    show_rolling(result, report_console())
+    if out:
+        out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+ROLLING_COLUMNS = (
+    "size", "token_recall", "exact", "early_token_recall", "readable", "passes",
+    "worst_context_over_trigger", "call_ms",
+)  # fmt: skip
+
+
+def show_rolling(result: runner.RollingRun, console: Console) -> None:
+    """Print a rolling run: each strategy, the newest-messages floor, the targets."""
+    table = Table(
+        title=f"recap eval {result.dataset} --rolling: {result.records} conversations, one "
+        f"message a turn, trigger {result.trigger:.0%}, keep {result.keep:.0%}, model: "
+        f"{result.model}"
+    )
+    table.add_column("row")
+    for column in ROLLING_COLUMNS:
+        table.add_column(column.replace("_", " "), justify="right")
+    for strategy, row in result.strategies.items():
+        table.add_row(strategy, *(_cell(row.get(c)) for c in ROLLING_COLUMNS))
+    floor = next(iter(result.strategies.values()))["floor"]
+    table.add_row(
+        "ref: newest messages, same size", *(_cell(floor.get(c)) for c in ROLLING_COLUMNS)
+    )
+    console.print(table)
+    for target in result.targets():
+        verdict = "MET" if target["met"] else "MISSED"
+        console.print(
+            f"target: rolling {target['figure']} ≥ {target['floor']:.2f}: "
+            f"{target['value']:.3f} {verdict}"
+        )
 
 
 def show(result: runner.Run, console: Console) -> None:

@@ -153,20 +153,25 @@ def score(
     context_text: str,
     size: float,
     folded_ids: frozenset[str | int] = frozenset(),
+    *,
+    only_evidence_in: frozenset[str] | None = None,
 ) -> Score:
-    """Answer retention of ``context_text`` for the sample's questions."""
+    """Answer retention of ``context_text`` for the sample's questions (with
+    ``only_evidence_in``, those whose evidence turns all lie among these ids)."""
     context = Context(context_text)
     total = Tally()
     categories: defaultdict[str, Tally] = defaultdict(Tally)
     evidence: defaultdict[str, Tally] = defaultdict(Tally)
     for qa in _questions(sample):
+        turns = _EVIDENCE.findall(" ".join(map(str, qa.get("evidence", []))))
+        if only_evidence_in is not None and not (turns and set(turns) <= only_evidence_in):
+            continue
         recall = context.token_recall(str(qa["answer"]))
         if recall is None:
             continue
         tally = Tally(float(context.exact(str(qa["answer"]))), recall, 1)
         total += tally
         categories[CATEGORIES.get(qa["category"], str(qa["category"]))] += tally
-        turns = _EVIDENCE.findall(" ".join(map(str, qa.get("evidence", []))))
         evidence["compacted" if folded_ids & set(turns) else "kept"] += tally
     return Score(total, dict(categories), dict(evidence), (size,))
 
@@ -212,7 +217,7 @@ def references(samples: Sequence[Mapping[str, Any]], budget: float) -> dict[str,
         messages = conversation_messages(sample)
         whole = foldable_chars(messages)
         rows["whole conversation"].append(score(sample, _text(messages), 1.0))
-        tail = _newest(messages, int(whole * budget))
+        tail = newest_messages(messages, int(whole * budget))
         folded = _ids(messages[: len(messages) - len(tail)])
         rows[f"newest {budget:.0%} only"].append(
             score(sample, _text(tail), foldable_chars(tail) / whole, folded)
@@ -234,8 +239,8 @@ def _ids(messages: Sequence[Message]) -> frozenset[str | int]:
     return frozenset(m.id for m in messages if m.id is not None)
 
 
-def _newest(messages: Sequence[Message], chars: int) -> list[Message]:
-    """The newest messages whose characters reach ``chars``."""
+def newest_messages(messages: Sequence[Message], chars: int) -> list[Message]:
+    """The newest messages whose characters reach ``chars`` (a reference row)."""
     kept: list[Message] = []
     total = 0
     for message in reversed(messages):

@@ -1,0 +1,190 @@
+"""Rolling evaluation: a conversation as people use recap, one message per turn.
+
+Each message is appended to the history and the library's entry point is called
+(``Compactor(summarizer, policy).compact_sync(history)``); what it returns is the
+history the next turn appends to. The trigger and the keep budget are shares of
+the conversation's foldable characters. Measured at the end: the final context's
+size, answer retention (LoCoMo: token recall and exact phrase, and recall on the
+questions whose evidence lies in the first third of the conversation), beside the
+newest messages alone at the same size (the noise floor); over the run: passes,
+the largest context ÷ the trigger, the readable share of the last summary, the
+mean time per call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from recap_memory.chain import parse_summary_message
+from recap_memory.compactor import Compactor
+from recap_memory.counting import Meter
+from recap_memory.eval import locomo
+from recap_memory.eval.budget import foldable_chars
+from recap_memory.eval.readability import readable_share
+from recap_memory.messages import Message
+from recap_memory.policy import Budget, Policy, Trigger
+from recap_memory.summarizers.base import Summarizer
+
+DEFAULT_TRIGGER = 0.20
+DEFAULT_KEEP = 0.07
+
+
+@dataclass(frozen=True)
+class Rolled:
+    """One conversation fed turn by turn."""
+
+    messages: list[Message]
+    """The final context."""
+    passes: int
+    worst: float
+    """The largest context over the run ÷ the trigger (above 1: over the budget)."""
+    call_ms: float
+    """Mean milliseconds per call of the entry point."""
+    size: float
+    """Foldable characters of the final context ÷ the conversation's."""
+    readable: float | None
+    """Readable share of the final summary (None: no summary)."""
+
+
+def rolling_policy(messages: Sequence[Message], trigger: float, keep: float) -> Policy:
+    """Trigger and keep as shares of ``messages``' foldable characters."""
+    if not 0 < keep < trigger < 1:
+        raise ValueError("keep and trigger are shares of the conversation, keep below trigger")
+    whole = foldable_chars(messages)
+    return Policy(
+        trigger=Trigger(chars=max(2, int(whole * trigger))),
+        keep=Budget(chars=max(1, int(whole * keep))),
+    )
+
+
+def roll(messages: Sequence[Message], compactor: Compactor, trigger_chars: int) -> Rolled:
+    """Feed ``messages`` one per turn through ``compactor`` (see the module docstring)."""
+    meter = Meter()
+    history: list[Message] = []
+    passes, worst, spent = 0, 0.0, 0.0
+    for message in messages:
+        history.append(message)
+        started = time.perf_counter()
+        result = compactor.compact_sync(history)
+        spent += time.perf_counter() - started
+        passes += result.report.compacted
+        history = result.messages
+        worst = max(worst, meter.messages(history).chars / trigger_chars)
+    conversation = "\n".join(m.text for m in messages)
+    summary = next((m for m in history if parse_summary_message(m) is not None), None)
+    return Rolled(
+        messages=history,
+        passes=passes,
+        worst=worst,
+        call_ms=spent * 1000 / max(1, len(messages)),
+        size=foldable_chars(history) / max(1, foldable_chars(messages)),
+        readable=None if summary is None else readable_share(summary.text, conversation),
+    )
+
+
+@dataclass
+class RollingScore:
+    """Rolling figures over LoCoMo conversations (questions pooled)."""
+
+    score: locomo.Score
+    early: locomo.Tally
+    floor: locomo.Score
+    """The newest messages alone at the final context's size."""
+    floor_early: locomo.Tally
+    passes: list[int] = field(default_factory=list)
+    worst: list[float] = field(default_factory=list)
+    call_ms: list[float] = field(default_factory=list)
+    readable: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as plain data."""
+        n = max(1, len(self.passes))
+        return {
+            **self.score.as_dict(),
+            "early_token_recall": self.early.means()["token_recall"],
+            "early_questions": self.early.questions,
+            "passes": sum(self.passes) / n,
+            "worst_context_over_trigger": max(self.worst, default=0.0),
+            "readable": sum(self.readable) / len(self.readable) if self.readable else 1.0,
+            "call_ms": sum(self.call_ms) / n,
+            "floor": {
+                "size": self.floor.size,
+                "token_recall": self.floor.token_recall,
+                "exact": self.floor.exact,
+                "early_token_recall": self.floor_early.means()["token_recall"],
+            },
+        }
+
+
+def evaluate_locomo(
+    samples: Sequence[Mapping[str, Any]],
+    summarizer: Summarizer,
+    trigger: float = DEFAULT_TRIGGER,
+    keep: float = DEFAULT_KEEP,
+    advance: Callable[[], None] = lambda: None,
+) -> RollingScore:
+    """Each LoCoMo conversation fed turn by turn (see the module docstring)."""
+    result: RollingScore | None = None
+    for sample in samples:
+        messages = locomo.conversation_messages(sample)
+        policy = rolling_policy(messages, trigger, keep)
+        assert policy.trigger.chars is not None
+        rolled = roll(messages, Compactor(summarizer, policy), policy.trigger.chars)
+        early_ids = _first_third(messages)
+        folded = _ids(messages) - _ids(rolled.messages)
+        scored = locomo.score(sample, _text(rolled.messages), rolled.size, folded)
+        tail = locomo.newest_messages(messages, foldable_chars(rolled.messages))
+        floor = locomo.score(
+            sample,
+            _text(tail),
+            foldable_chars(tail) / max(1, foldable_chars(messages)),
+            _ids(messages) - _ids(tail),
+        )
+        one = RollingScore(
+            score=replace(scored, readability=(rolled.readable,) if rolled.readable else ()),
+            early=_early(sample, _text(rolled.messages), early_ids),
+            floor=floor,
+            floor_early=_early(sample, _text(tail), early_ids),
+            passes=[rolled.passes],
+            worst=[rolled.worst],
+            call_ms=[rolled.call_ms],
+            readable=[rolled.readable] if rolled.readable is not None else [],
+        )
+        result = one if result is None else _add(result, one)
+        advance()
+    assert result is not None, "no conversation to evaluate"
+    return result
+
+
+def _add(a: RollingScore, b: RollingScore) -> RollingScore:
+    return RollingScore(
+        a.score + b.score,
+        a.early + b.early,
+        a.floor + b.floor,
+        a.floor_early + b.floor_early,
+        a.passes + b.passes,
+        a.worst + b.worst,
+        a.call_ms + b.call_ms,
+        a.readable + b.readable,
+    )
+
+
+def _early(sample: Mapping[str, Any], context: str, early_ids: frozenset[str]) -> locomo.Tally:
+    """Retention on the questions whose evidence all lies in the first third."""
+    scored = locomo.score(sample, context, 0.0, early_ids, only_evidence_in=early_ids)
+    return scored.all
+
+
+def _first_third(messages: Sequence[Message]) -> frozenset[str]:
+    return frozenset(str(m.id) for m in messages[: len(messages) // 3] if m.id is not None)
+
+
+def _ids(messages: Sequence[Message]) -> frozenset[str | int]:
+    return frozenset(m.id for m in messages if m.id is not None)
+
+
+def _text(messages: Sequence[Message]) -> str:
+    return "\n".join(m.text for m in messages)
