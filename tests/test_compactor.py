@@ -198,7 +198,7 @@ def test_model_failure_falls_back_to_extractive_by_default_and_says_why():
     report = result.report
     assert report.compacted and report.path == "fallback"
     assert report.strategy == "extractive"
-    assert report.reason == "llm: server down"
+    assert (report.reason or "").startswith("llm: server down")
     assert report.usage[0].error == "server down"
     validate_history(result.messages)
     assert result.messages[1].text.startswith("[recap summary")

@@ -19,7 +19,7 @@ import copy
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from recap_memory.chain import (
@@ -31,13 +31,20 @@ from recap_memory.chain import (
     split_view,
 )
 from recap_memory.counting import Meter, Size
-from recap_memory.errors import BackendError, InvalidHistoryError, RecapError, SummaryRejected
+from recap_memory.errors import (
+    BackendError,
+    ContextTooLargeError,
+    InvalidHistoryError,
+    RecapError,
+    SummaryRejected,
+)
+from recap_memory.fitting import fit
 from recap_memory.instructions import merge_instructions, standing_instructions
 from recap_memory.llm.base import Usage
 from recap_memory.masking import mask_tool_result
 from recap_memory.messages import Message, validate_history
 from recap_memory.planner import Plan, Skip, plan_compaction
-from recap_memory.policy import MIN_SUMMARY_CHARS, Policy
+from recap_memory.policy import MIN_SUMMARY_CHARS, Budget, Policy
 from recap_memory.summarizers.base import Fold, FoldRequest, Summarizer
 from recap_memory.summarizers.extractive import ExtractiveSummarizer
 from recap_memory.summarizers.validation import validate_summary
@@ -100,13 +107,17 @@ class Compactor:
         fallback: Summarizer | None = DEFAULT_FALLBACK,
     ) -> None:
         """``fallback`` compacts when ``summarizer`` fails (extractive by default); with
-        None, a failure leaves the history unchanged (Design A)."""
+        None, a failure leaves the history unchanged (Design A), the hard cap aside."""
         self.summarizer = summarizer or ExtractiveSummarizer()
         self.policy = policy or Policy()
         self.meter = meter or Meter()
         self.fallback = (
             fallback if fallback is not None and fallback.name != self.summarizer.name else None
         )
+        self.unchanged_on_failure = fallback is None
+        """Asked for with ``fallback=None``: a failed pass leaves the history exactly as it
+        was (Design A). Otherwise, when every strategy fails, oversized tool outputs are
+        still cut under the trigger."""
 
     def with_policy(self, policy: Policy) -> Compactor:
         """The same strategy, fallback and meter under another policy."""
@@ -138,7 +149,26 @@ class Compactor:
         written by an earlier pass is recognised and its chain continued), or,
         with ``chain`` given, the un-summarized messages of a stored session.
         ``tools`` are the tool schemas sent with every request (counted).
+
+        On a history (no ``chain``), the view returned is held within the hard cap
+        (``policy.max``) and, once a pass was tried, under the trigger: the largest tool
+        outputs are cut to head and tail, then masked, when the summary alone cannot
+        make room. Raises :class:`ContextTooLargeError` when even that cannot meet
+        ``policy.max``.
         """
+        result = await self._compact(messages, chain=chain, tools=tools, request_id=request_id)
+        if chain is not None or not self.policy.enabled:
+            return result  # a stored session: the service assembles and holds its context
+        return self._hold(result, tools)
+
+    async def _compact(
+        self,
+        messages: Sequence[Message],
+        *,
+        chain: Chain | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        request_id: str | None,
+    ) -> CompactionResult:
         started = time.perf_counter()
         prefix = f"[{request_id}] " if request_id else ""
         if not self.policy.enabled:
@@ -198,6 +228,11 @@ class Compactor:
                 )
 
         after = self.meter.messages(view) + self.meter.tools(tools)
+        if after.chars >= plan.size.chars:
+            return self._unchanged(
+                messages, chain, "skipped", "compaction would not shrink the context", started,
+                plan.size, usage,
+            )  # fmt: skip
         summary_chars = len(fold.summary or "")
         elapsed = (time.perf_counter() - started) * 1000
         path: Path = (
@@ -309,6 +344,37 @@ class Compactor:
         left = cap - _rendered_chars(chain.rows[: len(chain.rows) - replaces]) - HEADER_ROOM
         return replaces if left >= max(MIN_SUMMARY_CHARS, cap // 4) else len(chain.rows)
 
+    def _hold(
+        self, result: CompactionResult, tools: Sequence[Mapping[str, Any]] | None
+    ) -> CompactionResult:
+        """``result`` with its view held within the limits the policy sets (see
+        :meth:`compact`): tool outputs cut, then masked, largest first."""
+        report = result.report
+        failed = report.path == "rejected" and not self.unchanged_on_failure
+        tried = report.compacted or failed or report.reason in _NOTHING_TO_FOLD
+        limits = self.policy.hold_limits(after_a_pass=tried)
+        fixed = self.meter.tools(tools)
+        view, changed = result.messages, 0
+        for limit in limits:
+            room = limit.value - fixed.get(limit.unit)
+            view, n = fit(view, Budget(**{limit.unit: max(0, room)}), self.meter)
+            changed += n
+        size = self.meter.messages(view) + fixed
+        if self.policy.max is not None and not self.policy.max.allows(size):
+            raise ContextTooLargeError(_too_large(view, self.policy.max, self.meter))
+        if not changed:
+            return result
+        note = f"{changed} oversized tool output(s) cut to fit"
+        report = replace(
+            report,
+            compacted=True,
+            path=report.path if report.compacted else "masked",
+            reason=f"{report.reason}; {note}" if report.reason else note,
+            masked=report.masked + changed,
+            size_after=size,
+        )
+        return CompactionResult(view, result.chain, report)
+
     def _unchanged(
         self,
         messages: Sequence[Message],
@@ -333,6 +399,29 @@ class Compactor:
             elapsed_ms=elapsed,
         )
         return CompactionResult(list(messages), chain, report)
+
+
+_NOTHING_TO_FOLD = (
+    "nothing to fold: the recent turns to keep hold the whole history",
+    "compaction would not shrink the context",
+)
+"""Skip reasons after which the view is still held under the trigger (a pass was due)."""
+
+
+def _too_large(view: Sequence[Message], limit: Budget, meter: Meter) -> str:
+    """Why ``view`` cannot fit ``limit`` once every tool output is masked."""
+    size = meter.messages(view).get(limit.unit)
+    user = next((m for m in reversed(view) if m.role == "user"), None)
+    newest = meter.message(user).get(limit.unit) if user is not None else 0
+    what = (
+        f"the newest user message alone is {newest:,} {limit.unit}"
+        if newest > limit.value
+        else "the system prompt, the summary and the messages that cannot be cut"
+    )
+    return (
+        f"the context is {size:,} {limit.unit} with every tool output masked, over the hard "
+        f"cap of {limit.value:,} {limit.unit}: {what}; raise the cap or shorten it"
+    )
 
 
 def _rendered_chars(rows: Sequence[SummaryRow]) -> int:

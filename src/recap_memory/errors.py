@@ -5,6 +5,7 @@
     ├── InputError              a conversation could not be read or is not a valid history
     │   └── InvalidHistoryError messages that parse but break a pairing rule (orphan result)
     ├── SummaryRejected         a summarizer's output failed validation; the history is unchanged
+    ├── ContextTooLargeError    a context cannot be held within the hard cap (Policy.max)
     ├── BackendError            a model backend failed (timeout, HTTP error, bad reply, ...)
     │   └── ContextOverflowError a request would not fit the model's context window
     └── StoreError              the session store refused or failed an operation
@@ -49,6 +50,11 @@ class SummaryRejected(RecapError):
         self.reason = reason
         self.detail = detail
         super().__init__(f"summary rejected ({reason}): {detail}")
+
+
+class ContextTooLargeError(RecapError):
+    """A context cannot be held within the policy's hard cap, even with every tool output
+    masked (the newest user message, or the system prompt, alone is too large)."""
 
 
 class BackendError(RecapError):

@@ -13,8 +13,12 @@ from collections.abc import Iterable
 
 from recap_memory.messages import Message
 
+_OPENING = r"(?:^|[,;:—–(]\s*|\s[-]\s+|\b(?:and|but|also|so|oh|btw|plus|then)\s+)"
+"""Where an imperative may stand: at the start, after a comma or dash, after a
+conjunction (``Also, never call me``, ``…, and please always reply in German``)."""
 _IMPERATIVE = re.compile(
-    r"^(please\s+)?(always|never|don'?t|do not|make sure|remember to|avoid|only use|stop)\b"
+    _OPENING
+    + r"(?:please\s+)?(?:always|never|don'?t|do not|make sure|remember to|avoid|only use|stop)\s+\w"
     r"|\b(from now on|going forward|you must|you should (always|never)|i want you to|"
     r"for the rest of (this|our) (conversation|chat|session))\b",
     re.IGNORECASE,

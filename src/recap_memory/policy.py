@@ -114,6 +114,10 @@ class Policy(BaseModel):
     """Skip when the history has fewer user turns than this (Design A)."""
     min_new_messages: int = Field(default=0, ge=0)
     """Skip when fewer messages arrived since the last summary (Design B)."""
+    max: Budget | None = None
+    """Hard cap (chars or tokens) on the context returned: never exceeded. After folding,
+    the largest tool outputs are cut to head and tail, then masked; a context that still
+    does not fit is an error."""
     mask_oversized_turn: bool = True
     """When the newest turn alone exceeds the keep budget, mask its older tool outputs."""
 
@@ -135,6 +139,17 @@ class Policy(BaseModel):
             (limit - self.keep.value) // 2 * (1 if self.keep.unit == "chars" else CHARS_PER_TOKEN)
         )
         return max(MIN_SUMMARY_CHARS, room)
+
+    def hold_limits(self, *, after_a_pass: bool) -> list[Budget]:
+        """The sizes a returned view is held within: the hard cap, and once a pass was
+        tried, the trigger's char or token threshold (never left over it by a huge tool
+        output)."""
+        limits = [self.max] if self.max is not None else []
+        if after_a_pass:
+            limits += [
+                Budget(**{u: v}) for u, v in self.trigger.limits().items() if u != "messages"
+            ]
+        return limits
 
     def is_due(self, context: Size, new_messages: int) -> bool:
         """The per-turn gate: the context is over the trigger and enough new messages came.
@@ -167,4 +182,6 @@ class Policy(BaseModel):
             )
         if self.summary_max.unit == "messages":
             raise ValueError("summary_max is a size in chars or tokens, not messages")
+        if self.max is not None and self.max.unit == "messages":
+            raise ValueError("max is a size in chars or tokens, not messages")
         return self

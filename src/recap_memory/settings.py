@@ -143,6 +143,10 @@ class SummarizationSettings(BaseSettings):
     )
     """The hard cap on one summary (the policy's ``summary_max``); unset: at most
     4,000 characters, and half the room between trigger and keep."""
+    max_chars: int | None = Field(default=None, gt=0, validation_alias="RECAP_MAX_CHARS")
+    """The hard cap on the context handed to a model, in characters (``Policy.max``)."""
+    max_tokens: int | None = Field(default=None, gt=0, validation_alias="RECAP_MAX_TOKENS")
+    """The same in tokens (give one of the two)."""
     strategy: Strategy | None = Field(default=None, validation_alias="RECAP_STRATEGY")
     """``RECAP_STRATEGY``: extractive, llm, mask or hybrid; unset: ``llm`` when a model is
     configured, else ``extractive``."""
@@ -158,11 +162,13 @@ class SummarizationSettings(BaseSettings):
 
         Raises :class:`ConfigurationError` when they contradict each other.
         """
-        cap = (
-            {}
-            if self.summary_max_chars is None
-            else {"summary_max": Budget(chars=self.summary_max_chars)}
-        )
+        cap: dict[str, Budget] = {}
+        if self.summary_max_chars is not None:
+            cap["summary_max"] = Budget(chars=self.summary_max_chars)
+        if self.max_chars is not None and self.max_tokens is not None:
+            raise ConfigurationError("give RECAP_MAX_CHARS or RECAP_MAX_TOKENS, not both")
+        if self.max_chars is not None or self.max_tokens is not None:
+            cap["max"] = Budget(chars=self.max_chars, tokens=self.max_tokens)
         try:
             return Policy(
                 enabled=self.enabled,

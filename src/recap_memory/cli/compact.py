@@ -15,7 +15,7 @@ from rich.progress import Progress
 from recap_memory.cli import logs
 from recap_memory.cli.errors import COMPACTION_FAILED, describe, fail
 from recap_memory.configured import configured_compactor
-from recap_memory.errors import RecapError
+from recap_memory.errors import ContextTooLargeError, RecapError
 from recap_memory.inputs import expand_inputs, read_conversation
 from recap_memory.messages import to_openai
 from recap_memory.policy import Budget, Policy, Trigger
@@ -83,6 +83,14 @@ def compact(
     keep_tokens: _Int = None,
     keep_messages: _Int = None,
     summary_max_chars: _Int = None,
+    max_context_chars: Annotated[
+        int | None,
+        typer.Option(help="Hard cap on the context, in chars (env RECAP_MAX_CHARS)"),
+    ] = None,
+    max_context_tokens: Annotated[
+        int | None,
+        typer.Option(help="Hard cap on the context, in tokens (env RECAP_MAX_TOKENS)"),
+    ] = None,
     report: Annotated[
         str | None, typer.Option(help="Write the compaction report(s) as JSON here (- for stdout)")
     ] = None,
@@ -100,7 +108,7 @@ def compact(
     try:
         policy = _policy(
             threshold_chars, threshold_tokens, keep_chars, keep_tokens, keep_messages,
-            summary_max_chars,
+            summary_max_chars, max_context_chars, max_context_tokens,
         )  # fmt: skip
         given: dict[str, Any] = {
             "llm": llm, "url": llm_url, "temperature": temperature, "max_tokens": max_tokens,
@@ -126,7 +134,10 @@ def compact(
     with Progress(transient=True, disable=len(files) < 2) as progress:
         task = progress.add_task("compacting", total=len(files))
         for name, messages in conversations:
-            result = compactor.compact_sync(messages, request_id=name)
+            try:
+                result = compactor.compact_sync(messages, request_id=name)
+            except ContextTooLargeError as exc:
+                fail(f"{name}: {exc}; nothing was written", code=COMPACTION_FAILED)
             if result.report.path == "rejected":
                 fail(
                     f"{name}: {result.report.reason}; nothing was written (the model failed "
@@ -152,6 +163,8 @@ def _policy(
     keep_tokens: int | None,
     keep_messages: int | None,
     summary_max_chars: int | None,
+    max_chars: int | None = None,
+    max_tokens: int | None = None,
 ) -> Policy:
     """The policy of the settings (``SUMMARIZATION_*``, ``RECAP_*``, Design A's defaults),
     with what the options say on top."""
@@ -164,6 +177,7 @@ def _policy(
         ("--threshold-chars", threshold_chars), ("--threshold-tokens", threshold_tokens),
         ("--keep-chars", keep_chars), ("--keep-tokens", keep_tokens),
         ("--keep-messages", keep_messages), ("--summary-max-chars", summary_max_chars),
+        ("--max-context-chars", max_chars), ("--max-context-tokens", max_tokens),
     ):  # fmt: skip
         if value is not None and value < (1 if "threshold" in flag or "max" in flag else 0):
             fail(f"{flag} must be a positive number, got {value}")
@@ -181,6 +195,10 @@ def _policy(
         fields["keep"] = Budget(chars=keep_chars)
     if summary_max_chars:
         fields["summary_max"] = Budget(chars=summary_max_chars)
+    if max_chars is not None and max_tokens is not None:
+        fail("give --max-context-chars or --max-context-tokens, not both")
+    if max_chars is not None or max_tokens is not None:
+        fields["max"] = Budget(chars=max_chars, tokens=max_tokens)
     return Policy(**fields)
 
 
