@@ -46,6 +46,7 @@ from recap_memory.summarizers.tool_output import (
     shape,
 )
 
+WIDE_STOPS = ("。", "！", "？", "、", "，", "；", "：")
 JOIN = " … "
 """Between pieces of one turn that were not next to each other."""
 HEADINGS = {
@@ -271,11 +272,17 @@ def _lines(ordered: Sequence[Piece]) -> list[tuple[str, str]]:
         if before is not None and piece.line == before.line and lines:
             contiguous = piece.follows and piece.order == (before.order[0], before.order[1] + 1)
             group, line = lines[-1]
-            lines[-1] = (group, f"{line}{' ' if contiguous else JOIN}{piece.text}")
+            lines[-1] = (group, f"{line}{_gap(line) if contiguous else JOIN}{piece.text}")
         else:
             lines.append((piece.group, f"{piece.prefix}{piece.text}"))
         before = piece
     return lines
+
+
+def _gap(before: str) -> str:
+    """What separates two contiguous pieces: nothing after the full-width marks of scripts
+    written without spaces, else a space."""
+    return "" if before.endswith(WIDE_STOPS) else " "
 
 
 def parse_previous(text: str, style: Style) -> tuple[list[Piece], str]:
