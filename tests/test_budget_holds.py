@@ -107,3 +107,48 @@ def test_a_pass_that_would_grow_the_context_is_not_reported_as_a_compaction():
     result = Compactor(policy=policy).compact_sync(history)
     assert not result.report.compacted
     assert result.messages == history
+
+
+def incident_session(turns: int, seed: int = 7) -> list:
+    """An incident session: requests, parallel tool calls returning repetitive log lines and
+    metrics, findings; the kind of history the extractive summary must never fail on."""
+    import random
+
+    rng = random.Random(seed)
+    history = [system("You investigate incidents. Quote the exact log lines you rely on.")]
+    for n in range(turns):
+        logs = "\n".join(
+            f"2026-11-28T14:{m % 60:02d}:{rng.randrange(60):02d}Z level=error svc=orders-db "
+            f'msg="slow query {rng.randrange(900, 4000)} ms" trace={rng.getrandbits(48):012x}'
+            for m in range(rng.randrange(20, 80))
+        )
+        metrics = "\n".join(
+            f"orders-db p99_ms={rng.randrange(400, 900)} pool_in_use={rng.randrange(40, 50)}/50"
+            for _ in range(30)
+        )
+        history += [
+            user(f"Turn {n}: checkout is slow again, what is failing?"),
+            assistant(None, calls=[(f"l{n}", "fetch_logs"), (f"m{n}", "fetch_metrics")]),
+            tool(f"l{n}", logs, name="fetch_logs"),
+            tool(f"m{n}", metrics, name="fetch_metrics"),
+            assistant(f"Finding {n}: orders-db pool saturated, slow queries up to 4000 ms."),
+        ]
+    return history
+
+
+def test_rolling_incident_sessions_never_see_a_rejected_summary_or_an_overrun():
+    session = incident_session(40)
+    policy = Policy(trigger=Trigger(chars=30_000), keep=Budget(chars=8_000))
+    compactor = Compactor(policy=policy, fallback=None)
+    history: list = []
+    passes = 0
+    for message in session:
+        history.append(message)
+        result = compactor.compact_sync(history)
+        assert result.report.path != "rejected", result.report.reason
+        history = result.messages
+        passes += result.report.compacted
+        assert chars(history) <= 30_000
+    assert passes >= 5
+    summary = history[1].text
+    assert "× " in summary, "repeated log lines are collapsed with their count"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from recap_memory.eval import dialogsum, locomo, rolling, taubench
+from recap_memory.eval import agent_session, dialogsum, locomo, rolling, taubench
 from recap_memory.eval.budget import strategy_compactor
 from recap_memory.eval.retention import Context
 from recap_memory.summarizers import ExtractiveSummarizer, make_summarizer
@@ -106,3 +106,13 @@ def test_id_value_recall_reads_tool_call_arguments_too():
     assert taubench.action_values(record) == ["ZFA04Y"]  # 1 is under 3 characters
     assert taubench.value_recall(["ZFA04Y"], [Message(role="assistant", tool_calls=(call,))]) == 1
     assert taubench.value_recall(["ZFA04Y"], [Message(role="user", content="hi")]) == 0
+
+
+@pytest.mark.slow
+def test_planted_facts_survive_300_agent_turns_in_the_library(trajectories):
+    outcome = agent_session.evaluate_session(trajectories, ExtractiveSummarizer(), 0.2, 0.07)
+    figures = outcome.as_dict()
+    assert figures["user_turns"] >= 300 and figures["passes"] >= 10
+    assert figures["facts_found"] == figures["facts"], figures["found"]
+    assert outcome.valid and figures["worst_context_over_trigger"] <= 1.0
+    assert figures["readable"] >= 0.8  # measured 0.859

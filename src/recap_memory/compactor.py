@@ -38,7 +38,7 @@ from recap_memory.errors import (
     RecapError,
     SummaryRejected,
 )
-from recap_memory.fitting import fit
+from recap_memory.fitting import fit, too_large
 from recap_memory.instructions import merge_instructions, standing_instructions
 from recap_memory.llm.base import Usage
 from recap_memory.masking import mask_tool_result
@@ -361,7 +361,7 @@ class Compactor:
             changed += n
         size = self.meter.messages(view) + fixed
         if self.policy.max is not None and not self.policy.max.allows(size):
-            raise ContextTooLargeError(_too_large(view, self.policy.max, self.meter))
+            raise ContextTooLargeError(too_large(view, self.policy.max, self.meter))
         if not changed:
             return result
         note = f"{changed} oversized tool output(s) cut to fit"
@@ -406,22 +406,6 @@ _NOTHING_TO_FOLD = (
     "compaction would not shrink the context",
 )
 """Skip reasons after which the view is still held under the trigger (a pass was due)."""
-
-
-def _too_large(view: Sequence[Message], limit: Budget, meter: Meter) -> str:
-    """Why ``view`` cannot fit ``limit`` once every tool output is masked."""
-    size = meter.messages(view).get(limit.unit)
-    user = next((m for m in reversed(view) if m.role == "user"), None)
-    newest = meter.message(user).get(limit.unit) if user is not None else 0
-    what = (
-        f"the newest user message alone is {newest:,} {limit.unit}"
-        if newest > limit.value
-        else "the system prompt, the summary and the messages that cannot be cut"
-    )
-    return (
-        f"the context is {size:,} {limit.unit} with every tool output masked, over the hard "
-        f"cap of {limit.value:,} {limit.unit}: {what}; raise the cap or shorten it"
-    )
 
 
 def _rendered_chars(rows: Sequence[SummaryRow]) -> int:

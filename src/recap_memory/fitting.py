@@ -61,3 +61,19 @@ def _cut(message: Message, excess: int) -> Message:
 
 def _mask(message: Message, excess: int) -> Message:
     return mask_tool_result(message)
+
+
+def too_large(view: Sequence[Message], limit: Budget, meter: Meter) -> str:
+    """Why ``view`` cannot fit ``limit`` once every tool output is masked."""
+    size = meter.messages(view).get(limit.unit)
+    user = next((m for m in reversed(view) if m.role == "user"), None)
+    newest = meter.message(user).get(limit.unit) if user is not None else 0
+    what = (
+        f"the newest user message alone is {newest:,} {limit.unit}"
+        if newest > limit.value
+        else "the system prompt, the summary and the messages that cannot be cut"
+    )
+    return (
+        f"the context is {size:,} {limit.unit} with every tool output masked, over the hard "
+        f"cap of {limit.value:,} {limit.unit}: {what}; raise the cap or shorten it"
+    )

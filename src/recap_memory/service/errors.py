@@ -11,7 +11,13 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 from starlette.exceptions import HTTPException
 
-from recap_memory.errors import BusyError, InputError, NotFoundError, StoreError
+from recap_memory.errors import (
+    BusyError,
+    ContextTooLargeError,
+    InputError,
+    NotFoundError,
+    StoreError,
+)
 
 
 class PayloadTooLarge(Exception):
@@ -54,6 +60,10 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(PayloadTooLarge)
     async def _too_large(_: Request, exc: PayloadTooLarge) -> JSONResponse:
         return error_response(413, "payload_too_large", str(exc))
+
+    @app.exception_handler(ContextTooLargeError)
+    async def _context_too_large(_: Request, exc: ContextTooLargeError) -> JSONResponse:
+        return error_response(413, "context_too_large", str(exc))
 
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:

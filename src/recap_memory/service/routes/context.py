@@ -8,8 +8,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from recap_memory.errors import BusyError
+from recap_memory.errors import BusyError, ContextTooLargeError, InputError
+from recap_memory.fitting import fit, too_large
 from recap_memory.messages import to_openai
+from recap_memory.policy import Budget
 from recap_memory.service.compaction import summary_data
 from recap_memory.service.deps import ServiceState, State, Tenant
 from recap_memory.service.routes.sessions import Session
@@ -26,16 +28,27 @@ async def get_context(
     tenant: Tenant,
     state: State,
     compact: Annotated[Literal["sync", "background"], Query()] = "background",
+    max_chars: Annotated[int | None, Query(gt=0)] = None,
+    max_tokens: Annotated[int | None, Query(gt=0)] = None,
 ) -> Context:
     """System messages, the summary (one user message), then the un-summarized tail.
 
     ``compact=sync`` first runs a due compaction inline (Design A's pre-call mode),
-    or waits for one already running.
+    or waits for one already running. ``max_chars`` or ``max_tokens`` make the size a
+    promise: a due pass runs inline first, then the largest tool outputs are cut to
+    head and tail (then masked) until the context fits; 413 when even that cannot.
     """
-    if compact == "sync":
+    if max_chars is not None and max_tokens is not None:
+        raise InputError("give max_chars or max_tokens, not both", where="query")
+    limit = Budget(chars=max_chars, tokens=max_tokens) if max_chars or max_tokens else None
+    if compact == "sync" or limit is not None:
         await _settle(state, tenant, session_id, request.state.request_id)
     record, loaded = await state.store.load_context(tenant, session_id)
     view = loaded.view()
+    if limit is not None:
+        view, _ = fit(view, limit, state.store.meter)
+        if not limit.allows(state.store.meter.messages(view)):
+            raise ContextTooLargeError(too_large(view, limit, state.store.meter))
     size = state.store.meter.messages(view)
     return Context(
         messages=[to_openai(m) for m in view],
