@@ -56,7 +56,7 @@ async def _session_with_a_huge_output(app: App) -> str:
                     "function": {"name": "fetch_logs", "arguments": "{}"},
                 }
             ],
-        },  # fmt: skip
+        },
         {"role": "tool", "tool_call_id": "c1", "name": "fetch_logs", "content": LOGS},
     )
     return sid
