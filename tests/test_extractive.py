@@ -104,8 +104,8 @@ def test_a_transcripts_own_speaker_names_lead_the_lines():
     ]
     summary = ExtractiveSummarizer().summarize(FoldRequest(span, 400))
     assert summary.splitlines() == [
-        "[Session of 8 May, 2023]",
-        "- Caroline: I went to the support group yesterday.",
+        "[8 May 2023]",
+        "- Caroline: I went to the support group yesterday (7 May 2023).",
         "- Melanie: That's great, I painted a sunrise.",
     ]
 

@@ -4,7 +4,9 @@
 :data:`RUN` consecutive words found verbatim in the conversation (both normalized:
 casefolded, punctuation dropped). Whole clauses score near 1; a word list with the
 function words stripped scores near 0, however many answer words it holds. recap's
-own header and instruction lines are left out: they are not the summary's text.
+own lines (the row header, date headings, template headings, the instruction list)
+are left out: they are layout, not the summary's text. Dates recap adds to pin a
+relative date (``yesterday (7 May 2023)``) count against it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from recap_memory.chain import INSTRUCTIONS_HEADING
 from recap_memory.summarizers.text import words
 
 RUN = 4
-_OWN_LINE = re.compile(r"^\[recap summary of messages .*\]$|^\*\*[^*]+:\*\*$")
+_OWN_LINE = re.compile(r"^\[[^\[\]]*\]$|^\*\*[^*]+:\*\*$")
+"""recap's own lines: the row header, a date heading of the digest, a template heading."""
 _HEADING = re.compile(r"^\*\*[^*]+:\*\*\s*")
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from recap_memory.messages import Message
 from recap_memory.summarizers.base import Style, speaker
+from recap_memory.summarizers.dates import parse_date, pinned, written
 from recap_memory.summarizers.text import (
     clauses,
     collapse_repeats,
@@ -160,7 +161,21 @@ def _chat_pieces(messages: Sequence[Message], start: int, group: str) -> Iterato
     for i, message in enumerate(messages):
         who, text = named_speaker(message)
         prefix = f"{who}: "
-        yield from _text_pieces(text, start + i, "chat", prefix, lambda _: "chat", group)
+        pieces = list(_text_pieces(text, start + i, "chat", prefix, lambda _: "chat", group))
+        group = next((dated(g) for g in _groups_in(text)), group)
+        yield from pieces
+
+
+def dated(header: str) -> str:
+    """How a date header heads its pieces: ``[8 May 2023]`` when it holds a calendar date
+    (the digest is grouped by day), else as written."""
+    day = parse_date(header)
+    return header if day is None else f"[{written(day)}]"
+
+
+def _groups_in(text: str) -> list[str]:
+    """The date headers written in ``text``, last first."""
+    return [line.strip() for line in reversed(text.splitlines()) if _GROUP.match(line.strip())]
 
 
 def _text_pieces(
@@ -173,12 +188,15 @@ def _text_pieces(
 ) -> Iterator[Piece]:
     """The clauses of one message's text as pieces (a bracketed date line sets the group
     of those after it instead)."""
+    today = parse_date(group)
     for j, (clause, opens) in enumerate(clauses(text)):
         if _GROUP.match(clause):
-            group = clause
+            group, today = dated(clause), parse_date(clause)
             continue
         piece = collapse_repeats(without_filler(clause) if opens else clause)
         follows = j > 0 and piece == clause
+        if today is not None:
+            piece = pinned(piece, today)
         yield Piece(
             (index, j), section_of(clause), (index, prefix), prefix, piece, group, False, follows
         )
