@@ -268,3 +268,27 @@ def test_a_session_compacted_turn_by_turn_stays_bounded():
         assert Meter().messages(view).chars <= 6_000 + 3_500
     chain = parse_summary_message(view[1])
     assert chain is not None and chain.rows[0].first == 1  # still covers the whole record
+
+
+def test_with_the_record_at_hand_an_update_folds_the_raw_messages_not_the_summary_text():
+    """A rolling summary is no summary of summaries where the full log is kept."""
+    from recap_memory.summarizers import ExtractiveSummarizer, FoldRequest
+
+    class Recording(ExtractiveSummarizer):
+        def __init__(self) -> None:
+            self.requests: list[FoldRequest] = []
+
+        async def fold(self, request):  # type: ignore[no-untyped-def]
+            self.requests.append(request)
+            return await super().fold(request)
+
+    full = [m.replace(id=f"m{n}") for n, m in enumerate(agent_history(6))]
+    summarizer = Recording()
+    compactor = Compactor(summarizer, SMALL)
+    view = compactor.compact_sync(full[:16]).messages
+    first_fold = [m.id for m in summarizer.requests[-1].messages]
+    compactor.compact_sync(view + full[16:], record=full)
+    update = summarizer.requests[-1]
+    assert update.previous and [m.id for m in update.record] == first_fold
+    compactor.compact_sync(view + full[16:])
+    assert summarizer.requests[-1].record == (), "without the record, the text is all there is"

@@ -45,6 +45,7 @@ from recap_memory.masking import mask_tool_result
 from recap_memory.messages import Message, validate_history
 from recap_memory.planner import Plan, Skip, plan_compaction
 from recap_memory.policy import MIN_SUMMARY_CHARS, Budget, Policy
+from recap_memory.record import RecordReader, record_in
 from recap_memory.summarizers.base import Fold, FoldRequest, Summarizer
 from recap_memory.summarizers.extractive import ExtractiveSummarizer
 from recap_memory.summarizers.validation import validate_summary
@@ -131,9 +132,12 @@ class Compactor:
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
         request_id: str | None = None,
+        record: Sequence[Message] | None = None,
     ) -> CompactionResult:
         """:meth:`compact` for synchronous code (runs its own event loop)."""
-        return asyncio.run(self.compact(messages, tools=tools, request_id=request_id))
+        return asyncio.run(
+            self.compact(messages, tools=tools, request_id=request_id, record=record)
+        )
 
     async def compact(
         self,
@@ -142,13 +146,17 @@ class Compactor:
         chain: Chain | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         request_id: str | None = None,
+        record: Sequence[Message] | RecordReader | None = None,
     ) -> CompactionResult:
         """Compact ``messages`` when the policy says it is due.
 
         ``messages`` is a history as the model sees it (a summary message
         written by an earlier pass is recognised and its chain continued), or,
         with ``chain`` given, the un-summarized messages of a stored session.
-        ``tools`` are the tool schemas sent with every request (counted).
+        ``tools`` are the tool schemas sent with every request (counted). ``record``,
+        the full history (messages with ids) or a reader of it, lets a strategy that
+        re-reads the raw record (the extractive one) fold from the messages the summary
+        stands for instead of from its text.
 
         On a history (no ``chain``), the view returned is held within the hard cap
         (``policy.max``) and, once a pass was tried, under the trigger: the largest tool
@@ -156,7 +164,10 @@ class Compactor:
         make room. Raises :class:`ContextTooLargeError` when even that cannot meet
         ``policy.max``.
         """
-        result = await self._compact(messages, chain=chain, tools=tools, request_id=request_id)
+        reader = record_in(record) if isinstance(record, Sequence) else record
+        result = await self._compact(
+            messages, chain=chain, tools=tools, request_id=request_id, record=reader
+        )
         if chain is not None or not self.policy.enabled:
             return result  # a stored session: the service assembles and holds its context
         return self._hold(result, tools)
@@ -168,6 +179,7 @@ class Compactor:
         chain: Chain | None,
         tools: Sequence[Mapping[str, Any]] | None,
         request_id: str | None,
+        record: RecordReader | None,
     ) -> CompactionResult:
         started = time.perf_counter()
         prefix = f"[{request_id}] " if request_id else ""
@@ -197,7 +209,7 @@ class Compactor:
 
         async def attempt(summarizer: Summarizer) -> tuple[Fold, Chain, list[Message]]:
             """Fold with ``summarizer`` and assemble the view; raises when anything is wrong."""
-            fold, new_chain = await self._fold(summarizer, plan, chain, body, ref, usage)
+            fold, new_chain = await self._fold(summarizer, plan, chain, body, ref, usage, record)
             view = _assemble(body, plan, fold, new_chain)
             validate_history(view)
             return fold, new_chain, view
@@ -270,6 +282,7 @@ class Compactor:
         body: Sequence[Message],
         ref: Callable[[int], Ref],
         usage: list[Usage],
+        record: RecordReader | None = None,
     ) -> tuple[Fold, Chain]:
         """Run ``summarizer`` and validate its answer; returns the fold and the new chain."""
         folded = [body[i] for i in plan.fold]
@@ -296,6 +309,9 @@ class Compactor:
         source_chars = folded_size.chars + len(previous or "")
         max_chars = min(max_chars, source_chars - 1)  # a summary must be shorter than its input
         kept = [body[i] for i in (*plan.system, *plan.carried)] + list(body[plan.cut :])
+        raw: Sequence[Message] = ()
+        if base is not None and record is not None and summarizer.reads_record:
+            raw = await record(base.first, base.last, set(base.carried))
         request = FoldRequest(
             folded,
             max_chars,
@@ -304,6 +320,7 @@ class Compactor:
             meter=self.meter,
             usage=usage,
             kept=kept,
+            record=raw,
         )
         fold = await summarizer.fold(request)
         if fold.summary is None:

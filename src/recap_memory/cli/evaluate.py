@@ -145,7 +145,8 @@ def _evaluate_rolling(
     try:
         with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
             task = progress.add_task(
-                f"feeding {name} turn by turn", total=len(records) * len(strategies)
+                f"feeding {name} turn by turn",
+                total=len(records) * (len(strategies) + ("extractive" in strategies)),
             )
             result = runner.run_rolling(
                 name, records, strategies, trigger=trigger, keep=keep, model=model,

@@ -60,15 +60,25 @@ def rolling_policy(messages: Sequence[Message], trigger: float, keep: float) -> 
     )
 
 
-def roll(messages: Sequence[Message], compactor: Compactor, trigger_chars: int) -> Rolled:
-    """Feed ``messages`` one per turn through ``compactor`` (see the module docstring)."""
+def roll(
+    messages: Sequence[Message],
+    compactor: Compactor,
+    trigger_chars: int,
+    *,
+    with_record: bool = False,
+) -> Rolled:
+    """Feed ``messages`` one per turn through ``compactor`` (see the module docstring);
+    ``with_record``: the caller keeps the full log and hands it over each turn."""
     meter = Meter()
     history: list[Message] = []
     passes, worst, spent = 0, 0.0, 0.0
+    seen: list[Message] = []
     for message in messages:
         history.append(message)
         started = time.perf_counter()
-        result = compactor.compact_sync(history)
+        record = messages[: len(seen) + 1] if with_record else None
+        seen.append(message)
+        result = compactor.compact_sync(history, record=record)
         spent += time.perf_counter() - started
         passes += result.report.compacted
         history = result.messages
@@ -125,14 +135,19 @@ def evaluate_locomo(
     trigger: float = DEFAULT_TRIGGER,
     keep: float = DEFAULT_KEEP,
     advance: Callable[[], None] = lambda: None,
+    *,
+    with_record: bool = False,
 ) -> RollingScore:
-    """Each LoCoMo conversation fed turn by turn (see the module docstring)."""
+    """Each LoCoMo conversation fed turn by turn (see the module docstring);
+    ``with_record``: the full log handed over each turn (the service's case)."""
     result: RollingScore | None = None
     for sample in samples:
         messages = locomo.conversation_messages(sample)
         policy = rolling_policy(messages, trigger, keep)
         assert policy.trigger.chars is not None
-        rolled = roll(messages, Compactor(summarizer, policy), policy.trigger.chars)
+        rolled = roll(
+            messages, Compactor(summarizer, policy), policy.trigger.chars, with_record=with_record
+        )
         early_ids = _first_third(messages)
         folded = _ids(messages) - _ids(rolled.messages)
         scored = locomo.score(sample, _text(rolled.messages), rolled.size, folded)

@@ -176,7 +176,9 @@ def run_rolling(
     model: ChatModel | None = None,
     advance: Callable[[], None] = lambda: None,
 ) -> RollingRun:
-    """Each conversation fed one message per turn with each strategy (LoCoMo)."""
+    """Each conversation fed one message per turn with each strategy (LoCoMo); a strategy
+    that re-reads the raw record is measured again with the full log handed over each
+    turn (as the service always has it)."""
     if dataset != "locomo":
         raise ConfigurationError(
             f"--rolling feeds long conversations turn by turn: give the LoCoMo file (this is "
@@ -189,6 +191,11 @@ def run_rolling(
         summarizer = summarizer_for(strategy, model)
         score = rolling.evaluate_locomo(records, summarizer, trigger, keep, advance)
         result.strategies[strategy] = score.as_dict()
+        if summarizer.reads_record:
+            kept_log = rolling.evaluate_locomo(
+                records, summarizer, trigger, keep, advance, with_record=True
+            )
+            result.strategies[f"{strategy}, full log at hand"] = kept_log.as_dict()
     return result
 
 

@@ -104,7 +104,10 @@ class CompactionRunner:
             loaded = await self.store.load(claim.session_id)
             async with self._renewing(claim):
                 result = await compactor.compact(
-                    loaded.body, chain=loaded.chain, request_id=request_id
+                    loaded.body,
+                    chain=loaded.chain,
+                    request_id=request_id,
+                    record=self.store.record_reader(claim.session_id),
                 )
             outcome = await self._finish(claim, loaded, result)
         except asyncio.CancelledError:  # shutting down: hand the session to another worker

@@ -20,7 +20,7 @@ import asyncio
 import datetime as dt
 import re
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import Select, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from recap_memory.chain import Chain, SummaryRow
+from recap_memory.chain import Chain, Ref, SummaryRow
 from recap_memory.clock import Clock, utcnow
 from recap_memory.compactor import CompactionResult
 from recap_memory.counting import Meter, Size
@@ -36,6 +36,7 @@ from recap_memory.errors import BusyError, InvalidHistoryError, NotFoundError
 from recap_memory.llm.base import Usage
 from recap_memory.messages import Message, ToolCall, from_openai, to_openai, validate_history
 from recap_memory.policy import Policy
+from recap_memory.record import RecordReader
 from recap_memory.store.models import (
     MessageRecord,
     SessionRecord,
@@ -286,6 +287,27 @@ class Store:
         body = [_message(m) for m in messages]
         chain = Chain(tuple(_row(r) for r in rows))
         return Loaded(body, chain, rows, through, record.pending_messages)
+
+    def record_reader(self, session_id: int) -> RecordReader:
+        """A reader of the session's raw record (what its summaries stand for): the
+        messages from one id to another, system messages and ``skip`` left out."""
+
+        async def read(first: Ref, last: Ref, skip: Collection[Ref]) -> Sequence[Message]:
+            async with self.transaction() as tx:
+                rows = await tx.scalars(
+                    select(MessageRecord)
+                    .where(
+                        MessageRecord.session_id == session_id,
+                        MessageRecord.id >= int(first),
+                        MessageRecord.id <= int(last),
+                        MessageRecord.role != "system",
+                    )
+                    .order_by(MessageRecord.id)
+                )
+                skipped = {int(s) for s in skip}
+                return [_message(m) for m in rows if m.id not in skipped]
+
+        return read
 
     @staticmethod
     def _active_rows(session_id: int) -> Select[SummaryRecord]:

@@ -37,6 +37,9 @@ class FoldRequest:
     kept: Sequence[Message] = ()
     """The messages the model will still read verbatim after the summary (the recent
     turns, pinned and system messages): a summary need not repeat what they say."""
+    record: Sequence[Message] = ()
+    """The raw messages the previous summary stands for, when at hand and the strategy
+    re-reads them (``Summarizer.reads_record``); empty otherwise."""
 
     @property
     def style(self) -> Style:
@@ -58,6 +61,9 @@ class Summarizer(ABC):
     """A compaction strategy. Implement :meth:`fold`; set ``name``."""
 
     name: ClassVar[str]
+    reads_record: ClassVar[bool] = False
+    """Whether a fold re-reads the raw messages the previous summary stands for, when
+    they are at hand (cheap for the extractive strategy; a model would pay for them)."""
 
     @abstractmethod
     async def fold(self, request: FoldRequest) -> Fold:

@@ -73,6 +73,7 @@ class ExtractiveSummarizer(Summarizer):
     """The default strategy (see the module docstring)."""
 
     name = "extractive"
+    reads_record = True
 
     async def fold(self, request: FoldRequest) -> Fold:
         """Summarize the span into at most ``request.max_chars`` characters."""
@@ -82,14 +83,19 @@ class ExtractiveSummarizer(Summarizer):
         """The summary text (synchronous: no I/O is involved)."""
         style = request.style
         layout = Layout(style)
-        old, group = parse_previous(request.previous or "", style)
-        new = list(pieces_of(request.messages, style, group=group))
+        if request.record:  # a fresh pass over the raw record and the span
+            old: list[Piece] = []
+            group = ""
+            new = list(pieces_of([*request.record, *request.messages], style))
+        else:
+            old, group = parse_previous(request.previous or "", style)
+            new = list(pieces_of(request.messages, style, group=group))
         last_group = new[-1].group if new else group
         candidates = [*old, *new]
         if not candidates:
             return ""
         budget = request.max_chars - layout.fixed_cost() - (len(last_group) + 1)
-        weights = _weights(candidates, style, _acted_on(request.messages))
+        weights = _weights(candidates, style, _acted_on([*request.record, *request.messages]))
         known = frozenset(w for m in request.kept for w in words(m.countable_text))
         quota = _previous_quota(request, old, budget)
         forced = [p for p in layout.forced(new) if p.cost_alone() <= budget // FORCED_SHARE]
