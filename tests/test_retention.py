@@ -37,8 +37,8 @@ def test_reference_rows_match_the_figures_of_the_data_readme(samples):
 def test_extractive_keeps_075_token_recall_in_readable_text_within_a_20_percent_budget(samples):
     score = locomo.evaluate(samples, strategy_compactor(ExtractiveSummarizer()), 0.2)
     assert score.size <= 0.205
-    assert score.token_recall >= 0.745  # measured 0.752 (docs/benchmarks.md)
-    assert score.readable >= 0.88  # measured 0.901: whole clauses, not word lists
+    assert score.token_recall >= 0.75  # measured 0.759 (docs/benchmarks.md)
+    assert score.readable >= 0.90  # measured 0.940: whole clauses, not word lists
     assert score.questions == 756
     assert score.not_compacted == 0
 
@@ -49,9 +49,9 @@ def test_fed_turn_by_turn_the_chain_keeps_early_facts_in_readable_text_within_bu
     share of the conversation they stand for, the context never passes the trigger."""
     score = rolling.evaluate_locomo(samples, ExtractiveSummarizer()).as_dict()
     assert score["worst_context_over_trigger"] <= 1.0
-    assert score["token_recall"] >= 0.66  # measured 0.671 (was 0.544 before 0.2.0)
-    assert score["early_token_recall"] >= 0.63  # measured 0.643; newest alone: 0.359
-    assert score["readable"] >= 0.85  # measured 0.892 (was 0.17)
+    assert score["token_recall"] >= 0.675  # measured 0.686 (was 0.544 before 0.2.0)
+    assert score["early_token_recall"] >= 0.65  # measured 0.672; newest alone: 0.359
+    assert score["readable"] >= 0.88  # measured 0.920 (was 0.17)
     assert score["token_recall"] > score["floor"]["token_recall"] + 0.15
 
 

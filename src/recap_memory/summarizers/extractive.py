@@ -26,6 +26,7 @@ from recap_memory.messages import Message
 from recap_memory.summarizers.base import Fold, FoldRequest, Style, Summarizer
 from recap_memory.summarizers.layout import (
     Layout,
+    LineKey,
     Piece,
     parse_previous,
     pieces_of,
@@ -60,7 +61,8 @@ SIGNAL_WORDS = frozenset(
 WEIGHT_NAME = {"chat": 2.0, "agent": 0.0}
 """Extra weight of capitalized words inside a sentence (names, places, titles) in chats."""
 QUESTION_FACTOR = 0.3
-"""A piece that asks (ends with a question mark) tells little: its gain counts this much."""
+"""A piece that asks (ends with a question mark), or says too little to read on its own
+(fewer than four words), tells little: its gain counts this much."""
 WEIGHT_IDENTIFIER = {"chat": 0.0, "agent": 6.0}
 """Extra weight of identifiers (ids, codes, dates): what an agent acts on later."""
 SAME_SHAPE_MAX = 2
@@ -149,7 +151,7 @@ class Selection:
         self.covered: set[str] = set(known)
         self.quota = quota
         self.chosen: list[Piece] = []
-        self.lines: set[tuple[int, str]] = set()
+        self.lines: set[LineKey] = set()
         self.groups: set[str] = set()
         self.used = 0
         self.used_old = 0
@@ -170,7 +172,7 @@ class Selection:
 
     def _gain(self, piece: Piece) -> float:
         gain = sum(self.weights[w] for w in piece.words - self.covered) / self._cost(piece)
-        return gain * QUESTION_FACTOR if piece.asks else gain
+        return gain * QUESTION_FACTOR if piece.asks or piece.slight else gain
 
     def _take(self, piece: Piece) -> None:
         cost = self._cost(piece)

@@ -1,12 +1,15 @@
 """How extractive pieces are laid out as a summary, and read back from one.
 
-A chat becomes a dated digest in markdown: each date header of the conversation
-(``[Session of 8 May, 2023]``) on its own line, then one bullet per speaker turn,
-the speaker first and the chosen pieces of the turn joined by `` … ``::
+A chat becomes a dated digest in markdown: each day the conversation dates
+(``[Session of 1:56 pm on 8 May, 2023]`` heads it as ``[8 May 2023]``) on its own
+line, then one bullet per speaker that day, the speaker first and the chosen
+pieces in order, joined by `` … `` (by a space where one continues the other);
+relative dates are pinned to the day (:mod:`recap_memory.summarizers.dates`).
+Undated chats get one bullet per turn::
 
-    [Session of 1:56 pm on 8 May, 2023]
-    - Caroline: I went to a LGBTQ support group yesterday and it was so powerful.
-    - Melanie: I'm off to go swimming with the kids. … We're going camping in July.
+    [8 May 2023]
+    - Caroline: I went to a LGBTQ support group yesterday (7 May 2023) and it was so powerful.
+    - Melanie: I'm off to go swimming with the kids. … We're going camping next month (June 2023).
 
 An agent span fills Design A's template::
 
@@ -33,6 +36,7 @@ from recap_memory.messages import Message
 from recap_memory.summarizers.base import Style, speaker
 from recap_memory.summarizers.dates import parse_date, pinned, written
 from recap_memory.summarizers.text import (
+    MIN_CLAUSE_WORDS,
     clauses,
     collapse_repeats,
     normal,
@@ -74,6 +78,10 @@ _SECTION_OF = {"Investigating": "investigating", "Ruled out": "ruled_out"}
 finding now)."""
 
 
+LineKey = tuple[str, str]
+"""What puts pieces on one line: (where they come from, who says them)."""
+
+
 @dataclass(frozen=True, eq=False)
 class Piece:
     """A candidate piece of the summary: a sentence, a clause, a fact line or a log
@@ -82,8 +90,9 @@ class Piece:
     order: tuple[int, int]
     section: str
     """``chat``, or the template's ``investigating``/``finding``/``ruled_out``/``state``."""
-    line: tuple[int, str]
-    """Pieces with the same line key are written on one line."""
+    line: LineKey
+    """Pieces with the same line key are written on one line (in a chat, one speaker's
+    pieces of one day; else one message's)."""
     prefix: str
     """``Speaker: `` or ``tool_name: `` leading the line."""
     text: str
@@ -111,6 +120,12 @@ class Piece:
         """Whether the piece is a question."""
         return self.text.rstrip().endswith(("?", "？"))
 
+    @property
+    def slight(self) -> bool:
+        """Whether the piece is too short to say much on its own (an exclamation, a
+        reply of a word or two): it reads as a fragment in a summary."""
+        return len(self.words) < MIN_CLAUSE_WORDS
+
     def cost_alone(self) -> int:
         """Characters the piece takes on a line of its own."""
         return len(self.prefix) + len(self.text) + 3
@@ -136,7 +151,7 @@ class Layout:
         )
         return [p for p in firsts if p is not None]
 
-    def cost(self, piece: Piece, lines: set[tuple[int, str]], groups: set[str]) -> int:
+    def cost(self, piece: Piece, lines: set[LineKey], groups: set[str]) -> int:
         """What ``piece`` adds, given the lines and groups already begun."""
         if piece.line in lines:
             return len(JOIN) + len(piece.text)
@@ -161,7 +176,9 @@ def _chat_pieces(messages: Sequence[Message], start: int, group: str) -> Iterato
     for i, message in enumerate(messages):
         who, text = named_speaker(message)
         prefix = f"{who}: "
-        pieces = list(_text_pieces(text, start + i, "chat", prefix, lambda _: "chat", group))
+        pieces = list(
+            _text_pieces(text, start + i, prefix, lambda _: "chat", _day_and_speaker, group)
+        )
         group = next((dated(g) for g in _groups_in(text)), group)
         yield from pieces
 
@@ -173,6 +190,15 @@ def dated(header: str) -> str:
     return header if day is None else f"[{written(day)}]"
 
 
+def _day_and_speaker(index: int, group: str) -> str:
+    """A chat's line: a speaker's pieces of one day (of one message where undated)."""
+    return f"d{group}" if group else f"m{index}"
+
+
+def _message_line(index: int, group: str) -> str:
+    return f"m{index}"
+
+
 def _groups_in(text: str) -> list[str]:
     """The date headers written in ``text``, last first."""
     return [line.strip() for line in reversed(text.splitlines()) if _GROUP.match(line.strip())]
@@ -181,9 +207,9 @@ def _groups_in(text: str) -> list[str]:
 def _text_pieces(
     text: str,
     index: int,
-    section: str,
     prefix: str,
     section_of: Callable[[str], str],
+    line_of: Callable[[int, str], str],
     group: str = "",
 ) -> Iterator[Piece]:
     """The clauses of one message's text as pieces (a bracketed date line sets the group
@@ -198,7 +224,14 @@ def _text_pieces(
         if today is not None:
             piece = pinned(piece, today)
         yield Piece(
-            (index, j), section_of(clause), (index, prefix), prefix, piece, group, False, follows
+            (index, j),
+            section_of(clause),
+            (line_of(index, group), prefix),
+            prefix,
+            piece,
+            group,
+            False,
+            follows,
         )
 
 
@@ -209,11 +242,13 @@ def _agent_pieces(message: Message, index: int, last: bool) -> Iterator[Piece]:
         if facts is None:
             facts = collapsed_lines(list(sentences(message.text)))
         for j, fact in enumerate(facts):
-            yield Piece((index, j), "finding", (index, prefix), prefix, collapse_repeats(fact))
+            yield Piece(
+                (index, j), "finding", (f"m{index}", prefix), prefix, collapse_repeats(fact)
+            )
         return
     calls = [f"called {c.name}({_arguments(c.arguments)})" for c in message.tool_calls]
     for j, call in enumerate(calls):
-        yield Piece((index, -len(calls) + j), "finding", (index, "call"), "", call)
+        yield Piece((index, -len(calls) + j), "finding", (f"m{index}", "call"), "", call)
 
     def section_of(clause: str) -> str:
         if message.role == "user":
@@ -222,7 +257,7 @@ def _agent_pieces(message: Message, index: int, last: bool) -> Iterator[Piece]:
             return "state"
         return "ruled_out" if _RULED_OUT.search(clause) else "finding"
 
-    yield from _text_pieces(message.text, index, "", "", section_of)
+    yield from _text_pieces(message.text, index, "", section_of, _message_line)
 
 
 def named_speaker(message: Message) -> tuple[str, str]:
@@ -282,19 +317,21 @@ def render(chosen: Sequence[Piece], layout: Layout, *, trailing_group: str = "")
 
 
 def _lines(ordered: Sequence[Piece]) -> list[tuple[str, str]]:
-    """(group, line) for pieces in order, the pieces of one line key joined: by a space
-    where one continues the other in the conversation, else by `` … ``."""
-    lines: list[tuple[str, str]] = []
-    before: Piece | None = None
+    """(group, line) for pieces in order, those of one line key joined on the line where
+    the first of them stands: by a space where one continues the other in the
+    conversation, else by `` … ``."""
+    lines: dict[LineKey, tuple[str, str]] = {}
+    last: dict[LineKey, Piece] = {}
     for piece in ordered:
-        if before is not None and piece.line == before.line and lines:
-            contiguous = piece.follows and piece.order == (before.order[0], before.order[1] + 1)
-            group, line = lines[-1]
-            lines[-1] = (group, f"{line}{_gap(line) if contiguous else JOIN}{piece.text}")
+        before = last.get(piece.line)
+        if before is None:
+            lines[piece.line] = (piece.group, f"{piece.prefix}{piece.text}")
         else:
-            lines.append((piece.group, f"{piece.prefix}{piece.text}"))
-        before = piece
-    return lines
+            contiguous = piece.follows and piece.order == (before.order[0], before.order[1] + 1)
+            group, line = lines[piece.line]
+            lines[piece.line] = (group, f"{line}{_gap(line) if contiguous else JOIN}{piece.text}")
+        last[piece.line] = piece
+    return list(lines.values())
 
 
 def _gap(before: str) -> str:
@@ -327,6 +364,6 @@ def parse_previous(text: str, style: Style) -> tuple[list[Piece], str]:
         for j, part in enumerate(line[len(prefix) :].split(JOIN)):
             if part.strip():
                 order = (0, n * 1000 + j)
-                key = (-1 - n, prefix)
+                key = (f"p{n}", prefix)
                 pieces.append(Piece(order, section, key, prefix, part.strip(), group, True))
     return pieces, group
