@@ -16,10 +16,10 @@ def test_the_gate_needs_the_trigger_and_enough_new_messages() -> None:
 
 
 def test_a_default_summary_cap_leaves_room_under_the_trigger() -> None:
-    assert Policy().summary_chars() == 20_000  # 60k trigger, 20k kept: half the room
-    assert Policy(trigger=Trigger(chars=2_000), keep=Budget(chars=600)).summary_chars() == 700
+    assert Policy().summary_chars() == 26_666  # 60k trigger, 20k kept: two thirds of the room
+    assert Policy(trigger=Trigger(chars=2_000), keep=Budget(chars=600)).summary_chars() == 933
     tokens = Policy(trigger=Trigger(tokens=1_000), keep=Budget(tokens=600))
-    assert tokens.summary_chars() == 800  # 200 tokens of room, 4 chars a token
+    assert tokens.summary_chars() == 1_064  # 266 of 400 tokens of room, 4 chars a token
     assert Policy(trigger=Trigger(chars=1_000), keep=Budget(chars=900)).summary_chars() == 200
 
 
@@ -31,4 +31,4 @@ def test_an_explicit_summary_cap_is_kept_as_set() -> None:
     assert Policy(summary_max=Budget(tokens=100)).summary_chars() == 400
     forced = Policy(trigger=Trigger(chars=2_000), keep=Budget(chars=600)).forced()
     assert forced.trigger.fires(Size(1, 1, 2)) and forced.min_new_messages == 0
-    assert forced.summary_chars() == 700, "compacting by hand leaves the same room"
+    assert forced.summary_chars() == 933, "compacting by hand leaves the same room"

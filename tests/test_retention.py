@@ -49,9 +49,9 @@ def test_fed_turn_by_turn_the_chain_keeps_early_facts_in_readable_text_within_bu
     share of the conversation they stand for, the context never passes the trigger."""
     score = rolling.evaluate_locomo(samples, ExtractiveSummarizer()).as_dict()
     assert score["worst_context_over_trigger"] <= 1.0
-    assert score["token_recall"] >= 0.675  # measured 0.686 (was 0.544 before 0.2.0)
-    assert score["early_token_recall"] >= 0.65  # measured 0.672; newest alone: 0.359
-    assert score["readable"] >= 0.88  # measured 0.920 (was 0.17)
+    assert score["token_recall"] >= 0.70  # measured 0.708 (was 0.544 before 0.2.0)
+    assert score["early_token_recall"] >= 0.69  # measured 0.703; newest alone: 0.368
+    assert score["readable"] >= 0.90  # measured 0.937 (was 0.17)
     assert score["token_recall"] > score["floor"]["token_recall"] + 0.15
 
 
@@ -115,4 +115,4 @@ def test_planted_facts_survive_300_agent_turns_in_the_library(trajectories):
     assert figures["user_turns"] >= 300 and figures["passes"] >= 10
     assert figures["facts_found"] == figures["facts"], figures["found"]
     assert outcome.valid and figures["worst_context_over_trigger"] <= 1.0
-    assert figures["readable"] >= 0.8  # measured 0.859
+    assert figures["readable"] >= 0.8  # measured 0.894

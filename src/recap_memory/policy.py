@@ -28,6 +28,8 @@ DEFAULT_SUMMARY_MAX_CHARS = 4_000
 and a keep budget in different units, or a keep budget in messages)."""
 DEFAULT_UPDATE_BELOW_TOKENS = 800
 """Design B's ``SUMMARY_MAX_TOKENS``: the latest summary row is updated while under this size."""
+SUMMARY_SHARE_OF_ROOM = 2 / 3
+"""The summary's default share of the room between the trigger and the keep budget."""
 MIN_SUMMARY_CHARS = 200
 """However tight the budgets, a summary may take this many characters."""
 
@@ -124,21 +126,22 @@ class Policy(BaseModel):
     def summary_chars(self) -> int:
         """The most characters the summary (the whole chain) may take.
 
-        ``summary_max`` when it was set. Left unset, half the room between the trigger
-        and the keep budget (when they count the same unit, chars or tokens): a
-        compacted context lands halfway between the keep budget and the trigger, so the
-        summary keeps as much as the budget affords and the next pass is half a room
-        of new messages away. Where the room cannot be known, ``summary_max``'s default.
+        ``summary_max`` when it was set. Left unset, :data:`SUMMARY_SHARE_OF_ROOM` of the
+        room between the trigger and the keep budget (when they count the same unit,
+        chars or tokens): the summary keeps as much as the budget affords while the next
+        pass stays a third of the room away. A summarizer that writes less (a model's
+        answer is bounded by its max tokens) leaves more room, and passes come less
+        often. Where the room cannot be known, ``summary_max``'s default.
         """
         unit = 1 if self.summary_max.unit == "chars" else CHARS_PER_TOKEN
         cap = self.summary_max.value * unit
         limit = self.trigger.limits().get(self.keep.unit)
         if "summary_max" in self.model_fields_set or limit is None or self.keep.unit == "messages":
             return cap
-        room = (
-            (limit - self.keep.value) // 2 * (1 if self.keep.unit == "chars" else CHARS_PER_TOKEN)
+        room = (limit - self.keep.value) * SUMMARY_SHARE_OF_ROOM
+        return max(
+            MIN_SUMMARY_CHARS, int(room) * (1 if self.keep.unit == "chars" else CHARS_PER_TOKEN)
         )
-        return max(MIN_SUMMARY_CHARS, room)
 
     def hold_limits(self, *, after_a_pass: bool) -> list[Budget]:
         """The sizes a returned view is held within: the hard cap, and once a pass was

@@ -141,8 +141,8 @@ class SummarizationSettings(BaseSettings):
     summary_max_chars: int | None = Field(
         default=None, gt=0, validation_alias="RECAP_SUMMARY_MAX_CHARS"
     )
-    """The hard cap on one summary (the policy's ``summary_max``); unset: at most
-    4,000 characters, and half the room between trigger and keep."""
+    """The cap on the summary, the whole chain (the policy's ``summary_max``); unset: two
+    thirds of the room between trigger and keep."""
     max_chars: int | None = Field(default=None, gt=0, validation_alias="RECAP_MAX_CHARS")
     """The hard cap on the context handed to a model, in characters (``Policy.max``)."""
     max_tokens: int | None = Field(default=None, gt=0, validation_alias="RECAP_MAX_TOKENS")

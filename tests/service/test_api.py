@@ -7,7 +7,7 @@ import itertools
 from typing import Any
 
 from recap_memory.messages import from_openai, is_valid_history
-from tests.service.conftest import App, turn
+from tests.service.conftest import SMALL, App, turn
 
 
 async def settled(app: App, session: str, timeout: float = 20.0) -> dict[str, Any]:
@@ -208,8 +208,9 @@ async def test_a_compacted_session_is_not_due_again_at_the_next_turn(service: Ap
     await settled(service, session)
     await service.client.post(f"/sessions/{session}/compact")  # fold all but the last turn
     rows = (await service.client.get(f"/sessions/{session}/summaries")).json()
-    assert len(rows) == 1 and rows[0]["chars"] <= 700 + 100  # half the room, plus a header
-    ids = await service.append(session, *turn(99))
+    room = SMALL.threshold_chars - SMALL.keep_chars
+    assert len(rows) == 1 and rows[0]["chars"] <= room * 2 // 3 + 100  # its share, a header
+    ids = await service.append(session, *turn(99, size=150))  # a third of the room is left
     state = (await service.client.get(f"/sessions/{session}")).json()
     assert not state["due"] and state["context_chars"] < 2_000, state["context_chars"]
     assert state["summarized_through"] < ids[0]
