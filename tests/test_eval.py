@@ -137,3 +137,19 @@ def test_hybrid_masks_when_that_fits_and_summarizes_when_not():
     assert "elided" in roomy.replacement[2].text
     tight = asyncio.run(HybridSummarizer().fold(FoldRequest(span, 100)))
     assert tight.summary and len(tight.summary) <= 100
+
+
+@pytest.mark.slow
+def test_rolling_on_taubench_is_one_long_agent_session_with_planted_facts(tmp_path: Path):
+    out = tmp_path / "session.json"
+    done = recap(
+        "eval", str(DATA / "taubench_airline_dev.json"), "--rolling", "--strategy", "extractive",
+        "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())
+    for row in ("extractive", "extractive, full log at hand"):
+        session = figures["strategies"][row]
+        assert session["user_turns"] >= 300 and session["valid_history"]
+        assert session["facts_found"] == session["facts"] == 6, session["found"]
+    assert all(t["met"] for t in figures["targets"])

@@ -146,7 +146,7 @@ def _evaluate_rolling(
         with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
             task = progress.add_task(
                 f"feeding {name} turn by turn",
-                total=len(records) * (len(strategies) + ("extractive" in strategies)),
+                total=runner.rolling_units(name, len(records), strategies),
             )
             result = runner.run_rolling(
                 name, records, strategies, trigger=trigger, keep=keep, model=model,
@@ -159,35 +159,50 @@ def _evaluate_rolling(
         out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
 
 
-ROLLING_COLUMNS = (
-    "size", "token_recall", "exact", "early_token_recall", "readable", "passes",
-    "worst_context_over_trigger", "call_ms",
-)  # fmt: skip
+ROLLING_COLUMNS: dict[str, tuple[str, ...]] = {
+    "locomo": (
+        "size", "token_recall", "exact", "early_token_recall", "readable", "passes",
+        "worst_context_over_trigger", "call_ms",
+    ),
+    "taubench": (
+        "user_turns", "facts_found", "facts", "valid_history", "size", "readable", "passes",
+        "worst_context_over_trigger", "call_ms",
+    ),
+}  # fmt: skip
 
 
 def show_rolling(result: runner.RollingRun, console: Console) -> None:
     """Print a rolling run: each strategy, the newest-messages floor, the targets."""
     table = Table(
-        title=f"recap eval {result.dataset} --rolling: {result.records} conversations, one "
-        f"message a turn, trigger {result.trigger:.0%}, keep {result.keep:.0%}, model: "
-        f"{result.model}"
+        title=f"recap eval {result.dataset} --rolling: {_what_rolled(result)}, one message a "
+        f"turn, trigger {result.trigger:.0%}, keep {result.keep:.0%}, model: {result.model}"
     )
+    columns = ROLLING_COLUMNS[result.dataset]
     table.add_column("row")
-    for column in ROLLING_COLUMNS:
+    for column in columns:
         table.add_column(column.replace("_", " "), justify="right")
     for strategy, row in result.strategies.items():
-        table.add_row(strategy, *(_cell(row.get(c)) for c in ROLLING_COLUMNS))
-    floor = next(iter(result.strategies.values()))["floor"]
-    table.add_row(
-        "ref: newest messages, same size", *(_cell(floor.get(c)) for c in ROLLING_COLUMNS)
-    )
+        table.add_row(strategy, *(_cell(row.get(c)) for c in columns))
+    floor = next(iter(result.strategies.values())).get("floor")
+    if floor:
+        table.add_row("ref: newest messages, same size", *(_cell(floor.get(c)) for c in columns))
     console.print(table)
+    for strategy, row in result.strategies.items():
+        lost = [fact for fact, found in row.get("found", {}).items() if not found]
+        if lost:
+            console.print(f"{strategy}: lost {', '.join(lost)}")
     for target in result.targets():
         verdict = "MET" if target["met"] else "MISSED"
         console.print(
             f"target: rolling {target['figure']} ≥ {target['floor']:.2f}: "
             f"{target['value']:.3f} {verdict}"
         )
+
+
+def _what_rolled(result: runner.RollingRun) -> str:
+    if result.dataset == "taubench":
+        return f"one long agent session built from {result.records} trajectories"
+    return f"{result.records} conversations"
 
 
 def show(result: runner.Run, console: Console) -> None:

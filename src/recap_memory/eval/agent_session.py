@@ -63,18 +63,19 @@ def planted_opening() -> list[Message]:
 
 
 def long_session(records: Sequence[Mapping[str, Any]], turns: int = DEFAULT_TURNS) -> list[Message]:
-    """The planted opening, then trajectories' turns (ids made unique) up to ``turns`` user
-    turns; the first trajectory's system prompt leads."""
+    """The planted opening, then trajectories' turns (tool-call ids made unique, every
+    message an id, as a service's log has) up to ``turns`` user turns; the first
+    trajectory's system prompt leads."""
     first = trajectory_messages(records[0])
     session = [m for m in first if m.role == "system"][:1] + planted_opening()
     users = 1
     k = 0
     while users < turns:
         record = records[k % len(records)]
-        for m in trajectory_messages(record):
+        for n, m in enumerate(trajectory_messages(record)):
             if m.role == "system":
                 continue
-            session.append(_renamed(m, f"s{k}_"))
+            session.append(_renamed(m, f"s{k}_").replace(id=f"s{k}-{n}"))
             users += m.role == "user"
         k += 1
     return session
@@ -104,6 +105,7 @@ class SessionOutcome:
         return {
             "facts_found": sum(self.found.values()),
             "facts": len(self.found),
+            "facts_found_share": sum(self.found.values()) / max(1, len(self.found)),
             "found": self.found,
             "valid_history": self.valid,
             "messages": self.messages,
@@ -122,12 +124,17 @@ def evaluate_session(
     trigger: float,
     keep: float,
     turns: int = DEFAULT_TURNS,
+    *,
+    with_record: bool = False,
 ) -> SessionOutcome:
-    """The long session fed turn by turn; every planted fact looked for at the end."""
+    """The long session fed turn by turn; every planted fact looked for at the end
+    (``with_record``: the full log handed over each turn)."""
     session = long_session(records, turns)
     policy = rolling_policy(session, trigger, keep)
     assert policy.trigger.chars is not None
-    rolled = roll(session, Compactor(summarizer, policy), policy.trigger.chars)
+    rolled = roll(
+        session, Compactor(summarizer, policy), policy.trigger.chars, with_record=with_record
+    )
     context = "\n".join(m.countable_text for m in rolled.messages)
     return SessionOutcome(
         found={fact: fact in context for fact in FACTS},
