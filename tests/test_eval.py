@@ -153,3 +153,20 @@ def test_rolling_on_taubench_is_one_long_agent_session_with_planted_facts(tmp_pa
         assert session["user_turns"] >= 300 and session["valid_history"]
         assert session["facts_found"] == session["facts"] == 6, session["found"]
     assert all(t["met"] for t in figures["targets"])
+
+
+@pytest.mark.slow
+def test_rolling_through_the_service_scores_the_context_its_api_serves(tmp_path: Path):
+    out = tmp_path / "service.json"
+    done = recap(
+        "eval", str(DATA / "locomo_dev.json"), "--rolling", "--limit", "1", "--strategy",
+        "extractive", "--through-service", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())["strategies"]
+    service = next(row for name, row in rows.items() if name.startswith("service"))
+    assert service["passes"] >= 5 and service["questions"] > 100
+    assert service["token_recall"] > service["floor"]["token_recall"] + 0.1
+    assert (
+        abs(service["token_recall"] - rows["extractive, full log at hand"]["token_recall"]) < 0.03
+    )

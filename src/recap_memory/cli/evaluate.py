@@ -69,6 +69,13 @@ def evaluate(
     keep: Annotated[
         float, typer.Option(help="With --rolling: the keep budget, a share of the conversation")
     ] = 0.07,
+    through_service: Annotated[
+        bool,
+        typer.Option(
+            help="With --rolling: also feed each conversation to the memory service over "
+            "HTTP, its background worker compacting (needs the [server] extra)"
+        ),
+    ] = False,
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Log every pass (and every skipped one)")
     ] = False,
@@ -104,7 +111,7 @@ def evaluate(
         fail(describe(exc))
     records = records[:limit] if limit else records
     if rolling:
-        _evaluate_rolling(name, records, strategies, trigger, keep, model, out)
+        _evaluate_rolling(name, records, strategies, trigger, keep, model, out, through_service)
         return
     console = Console(stderr=True)
     columns = (
@@ -138,6 +145,7 @@ def _evaluate_rolling(
     keep: float,
     model: Any,
     out: Path | None,
+    through_service: bool,
 ) -> None:
     columns = (
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
@@ -146,11 +154,11 @@ def _evaluate_rolling(
         with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
             task = progress.add_task(
                 f"feeding {name} turn by turn",
-                total=runner.rolling_units(name, len(records), strategies),
+                total=runner.rolling_units(name, len(records), strategies, through_service),
             )
             result = runner.run_rolling(
                 name, records, strategies, trigger=trigger, keep=keep, model=model,
-                advance=lambda: progress.advance(task),
+                advance=lambda: progress.advance(task), through_service=through_service,
             )  # fmt: skip
     except RecapError as exc:
         fail(describe(exc))

@@ -109,6 +109,18 @@ class RollingScore:
     call_ms: list[float] = field(default_factory=list)
     readable: list[float] = field(default_factory=list)
 
+    def __add__(self, other: RollingScore) -> RollingScore:
+        return RollingScore(
+            self.score + other.score,
+            self.early + other.early,
+            self.floor + other.floor,
+            self.floor_early + other.floor_early,
+            self.passes + other.passes,
+            self.worst + other.worst,
+            self.call_ms + other.call_ms,
+            self.readable + other.readable,
+        )
+
     def as_dict(self) -> dict[str, Any]:
         """The figures as plain data."""
         n = max(1, len(self.passes))
@@ -148,42 +160,54 @@ def evaluate_locomo(
         rolled = roll(
             messages, Compactor(summarizer, policy), policy.trigger.chars, with_record=with_record
         )
-        early_ids = _first_third(messages)
-        folded = _ids(messages) - _ids(rolled.messages)
-        scored = locomo.score(sample, _text(rolled.messages), rolled.size, folded)
-        tail = locomo.newest_messages(messages, foldable_chars(rolled.messages))
-        floor = locomo.score(
+        one = score_final(
             sample,
-            _text(tail),
-            foldable_chars(tail) / max(1, foldable_chars(messages)),
-            _ids(messages) - _ids(tail),
+            messages,
+            rolled.messages,
+            worst=rolled.worst,
+            passes=rolled.passes,
+            call_ms=rolled.call_ms,
         )
-        one = RollingScore(
-            score=replace(scored, readability=(rolled.readable,) if rolled.readable else ()),
-            early=_early(sample, _text(rolled.messages), early_ids),
-            floor=floor,
-            floor_early=_early(sample, _text(tail), early_ids),
-            passes=[rolled.passes],
-            worst=[rolled.worst],
-            call_ms=[rolled.call_ms],
-            readable=[rolled.readable] if rolled.readable is not None else [],
-        )
-        result = one if result is None else _add(result, one)
+        result = one if result is None else result + one
         advance()
     assert result is not None, "no conversation to evaluate"
     return result
 
 
-def _add(a: RollingScore, b: RollingScore) -> RollingScore:
+def score_final(
+    sample: Mapping[str, Any],
+    messages: Sequence[Message],
+    context: Sequence[Message],
+    *,
+    worst: float,
+    passes: int,
+    call_ms: float,
+) -> RollingScore:
+    """One conversation's figures from its final ``context`` (messages kept verbatim are
+    recognized by their text, so a context read back from the service scores alike)."""
+    verbatim = {m.text for m in context}
+    folded = frozenset(m.id for m in messages if m.id is not None and m.text not in verbatim)
+    size = foldable_chars(context) / max(1, foldable_chars(messages))
+    scored = locomo.score(sample, _text(context), size, folded)
+    tail = locomo.newest_messages(messages, foldable_chars(context))
+    floor = locomo.score(
+        sample,
+        _text(tail),
+        foldable_chars(tail) / max(1, foldable_chars(messages)),
+        _ids(messages) - _ids(tail),
+    )
+    summary = next((m for m in context if parse_summary_message(m) is not None), None)
+    readable = None if summary is None else readable_share(summary.text, _text(messages))
+    early_ids = _first_third(messages)
     return RollingScore(
-        a.score + b.score,
-        a.early + b.early,
-        a.floor + b.floor,
-        a.floor_early + b.floor_early,
-        a.passes + b.passes,
-        a.worst + b.worst,
-        a.call_ms + b.call_ms,
-        a.readable + b.readable,
+        score=replace(scored, readability=(readable,) if readable is not None else ()),
+        early=_early(sample, _text(context), early_ids),
+        floor=floor,
+        floor_early=_early(sample, _text(tail), early_ids),
+        passes=[passes],
+        worst=[worst],
+        call_ms=[call_ms],
+        readable=[readable] if readable is not None else [],
     )
 
 

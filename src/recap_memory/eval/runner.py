@@ -174,6 +174,7 @@ def run_rolling(
     keep: float = rolling.DEFAULT_KEEP,
     model: ChatModel | None = None,
     advance: Callable[[], None] = lambda: None,
+    through_service: bool = False,
 ) -> RollingRun:
     """Each conversation fed one message per turn with each strategy: LoCoMo's
     conversations, or τ-bench's trajectories as one long agent session with planted
@@ -203,12 +204,24 @@ def run_rolling(
                 )
                 result.strategies[name] = outcome.as_dict()
                 advance()
+    if through_service:
+        if dataset != "locomo":
+            raise ConfigurationError("--through-service feeds the LoCoMo conversations")
+        from recap_memory.eval import through_service as service
+
+        score = service.evaluate_locomo(records, trigger, keep, advance)
+        result.strategies[SERVICE_ROW] = score.as_dict()
     return result
 
 
-def rolling_units(dataset: Dataset, records: int, strategies: Sequence[str]) -> int:
+SERVICE_ROW = "service: extractive, HTTP appends, background worker"
+
+
+def rolling_units(
+    dataset: Dataset, records: int, strategies: Sequence[str], through_service: bool = False
+) -> int:
     """How many units a rolling run advances (for a progress bar)."""
-    rows = sum(2 if summarizer_reads_record(s) else 1 for s in strategies)
+    rows = sum(2 if summarizer_reads_record(s) else 1 for s in strategies) + through_service
     return rows * (records if dataset == "locomo" else 1)
 
 
