@@ -60,7 +60,7 @@ def evaluate(
         bool,
         typer.Option(
             help="Feed each conversation one message per turn through the library, "
-            "compacting whenever due (LoCoMo)"
+            "compacting whenever due (LoCoMo; τ-bench as one long agent session)"
         ),
     ] = False,
     trigger: Annotated[
@@ -113,12 +113,8 @@ def evaluate(
     if rolling:
         _evaluate_rolling(name, records, strategies, trigger, keep, model, out, through_service)
         return
-    console = Console(stderr=True)
-    columns = (
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-    )  # fmt: skip
     try:
-        with Progress(*columns, console=console, transient=True) as progress:
+        with _progress() as progress:
             task = progress.add_task(
                 f"evaluating {name}", total=runner.units(name, len(records), strategies, curve)
             )
@@ -137,6 +133,14 @@ def evaluate(
         plot_curve(result, plot)
 
 
+def _progress() -> Progress:
+    """A progress bar on stderr that goes away when done."""
+    columns = (
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    )  # fmt: skip
+    return Progress(*columns, console=Console(stderr=True), transient=True)
+
+
 def _evaluate_rolling(
     name: runner.Dataset,
     records: list[Any],
@@ -147,11 +151,8 @@ def _evaluate_rolling(
     out: Path | None,
     through_service: bool,
 ) -> None:
-    columns = (
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-    )  # fmt: skip
     try:
-        with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        with _progress() as progress:
             task = progress.add_task(
                 f"feeding {name} turn by turn",
                 total=runner.rolling_units(name, len(records), strategies, through_service),
