@@ -26,6 +26,7 @@ from recap_memory.integrations.langgraph import (
     Summarization,
     _messages_update,
     maybe_summarize,
+    maybe_summarize_sync,
     summarization_node,
 )
 from recap_memory.llm import FakeModel
@@ -267,3 +268,44 @@ def test_the_example_agent_runs_offline_and_compacts(tmp_path: Path):
     assert "[turn-3] summarizer: session=" in run.stderr  # Design A's log line, request id
     checkpoint = run.stdout.split("final checkpoint:")[1].split("\n")
     assert checkpoint[1].split()[0] == "system" and "[recap summary" in checkpoint[2]
+
+
+@pytest.mark.parametrize("saver", ["memory", "sqlite"])
+def test_a_graph_used_synchronously_is_compacted_by_the_sync_twin(saver: str, tmp_path: Path):
+    """``agent.invoke`` with a sync checkpointer: ``maybe_summarize_sync`` reads and writes
+    the state with ``get_state``/``update_state``; it also works inside a running loop."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    checkpointer = (
+        InMemorySaver()
+        if saver == "memory"
+        else SqliteSaver(sqlite3.connect(tmp_path / "sync.db", check_same_thread=False))
+    )
+    agent, config = build_agent(checkpointer), thread()
+    results = []
+    for n in range(6):
+        results.append(
+            maybe_summarize_sync(agent, config, policy=POLICY, model=FakeModel(default=SUMMARY))
+        )
+        first = [SYSTEM] if n == 0 else []
+        agent.invoke({"messages": [*first, HumanMessage(f"Question {n}: why?")]}, config)
+    assert any(r.compacted for r in results)
+    final = list(agent.get_state(config).values["messages"])
+    assert final[1].content.startswith("[recap summary")
+    validate_history([from_langchain(m) for m in final])
+
+
+def test_the_node_form_runs_with_a_sync_invoke():
+    node = summarization_node(Summarization(policy=POLICY, model=FakeModel(default=SUMMARY)))
+    agent = create_react_agent(
+        scripted_model(), TOOLS, pre_model_hook=node, checkpointer=InMemorySaver()
+    )
+    config = thread()
+    for n in range(6):
+        first = [SYSTEM] if n == 0 else []
+        agent.invoke({"messages": [*first, HumanMessage(f"Question {n}: why?")]}, config)
+    final = list(agent.get_state(config).values["messages"])
+    assert final[1].content.startswith("[recap summary")
+    validate_history([from_langchain(m) for m in final])

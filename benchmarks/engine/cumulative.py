@@ -118,7 +118,7 @@ async def measure_cumulative(
                 view, size, new = result.messages, meter.messages(result.messages), 0
                 compactions += 1
                 last = int(report.covered_ids[1])
-                span = [m for m in history[: last + 1] if m.role != "system"]
+                span = [m for m in history[: last + 1] if not m.is_system]
                 await baseline.fold(FoldRequest(span, policy.summary_chars(), meter=meter))
         if n in marks:
             recap_tokens, baseline_tokens = (

@@ -40,7 +40,7 @@ def tokens(messages: Sequence[Message]) -> int:
 
 def system_tokens(messages: Sequence[Message]) -> int:
     """:func:`tokens` of the system messages among ``messages``."""
-    return tokens([m for m in messages if m.role == "system"])
+    return tokens([m for m in messages if m.is_system])
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,8 @@ def langchain_once(
     messages: list[Message], budget: PeerBudget, model: ExtractiveChatModel
 ) -> list[Message]:
     """What the agent's model receives after ``SummarizationMiddleware.before_model``."""
-    system = [m for m in messages if m.role == "system"]
-    state = [to_langchain(m) for m in messages if m.role != "system"]
+    system = [m for m in messages if m.is_system]
+    state = [to_langchain(m) for m in messages if not m.is_system]
     update = middleware(budget, model).before_model(agent_state(state), RUNTIME)
     if update is None:
         return list(messages)
@@ -182,7 +182,7 @@ def langchain_turns(budget: PeerBudget, model: ExtractiveChatModel) -> Turn:
 
     def turn(message: Message) -> tuple[bool, int]:
         nonlocal state, system
-        if message.role == "system":
+        if message.is_system:
             system += tokens([message])
         else:
             state.append(to_langchain(message))

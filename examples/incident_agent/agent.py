@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -90,8 +91,11 @@ def build_agent(checkpointer: Any, model: ScriptedChatModel | None = None) -> An
     async def agent(state: MessagesState) -> dict[str, Any]:
         return {"messages": [await chat.ainvoke(state["messages"])]}
 
+    def agent_sync(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [chat.invoke(state["messages"])]}
+
     graph = StateGraph(MessagesState)
-    graph.add_node("agent", agent)
+    graph.add_node("agent", RunnableLambda(agent_sync, afunc=agent))  # invoke and ainvoke
     graph.add_node("tools", ToolNode(TOOLS))
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", tools_condition)

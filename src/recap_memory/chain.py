@@ -144,7 +144,7 @@ def split_view(messages: Sequence[Message]) -> tuple[list[Message], Chain, list[
     positions: list[int] = []
     chain = Chain()
     for i, m in enumerate(messages):
-        opening = all(r.role == "system" for r in rest) and not chain.rows
+        opening = all(r.is_system for r in rest) and not chain.rows
         parsed = parse_summary_message(m) if opening else None
         if parsed is not None:
             chain = parsed

@@ -14,13 +14,14 @@ when it fails too, the input comes back unchanged with the reason.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Generic, Literal, cast
+
+from typing_extensions import TypeVar
 
 from recap_memory.chain import (
     INSTRUCTIONS_HEADING,
@@ -40,6 +41,7 @@ from recap_memory.errors import (
 )
 from recap_memory.fitting import fit, too_large
 from recap_memory.instructions import merge_instructions, standing_instructions
+from recap_memory.kinds import as_kind, as_messages, kind_of
 from recap_memory.llm.base import Usage
 from recap_memory.masking import mask_tool_result
 from recap_memory.messages import Message, validate_history
@@ -49,6 +51,7 @@ from recap_memory.record import RecordReader, record_in
 from recap_memory.summarizers.base import Fold, FoldRequest, Summarizer
 from recap_memory.summarizers.extractive import ExtractiveSummarizer
 from recap_memory.summarizers.validation import validate_summary
+from recap_memory.sync import run_sync
 
 log = logging.getLogger("recap_memory.compactor")
 Path = Literal["summarized", "masked", "fallback", "skipped", "rejected"]
@@ -87,11 +90,16 @@ class Report:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class CompactionResult:
-    """The new view of the conversation, the summary chain, and the report."""
+M = TypeVar("M", default=Message)
+"""The kind of message a caller holds: recap's, an OpenAI dict, a LangChain message."""
 
-    messages: list[Message]
+
+@dataclass(frozen=True)
+class CompactionResult(Generic[M]):
+    """The new view of the conversation (of the kind of messages given), the summary
+    chain, and the report."""
+
+    messages: list[M]
     chain: Chain
     report: Report
 
@@ -128,31 +136,33 @@ class Compactor:
 
     def compact_sync(
         self,
-        messages: Sequence[Message],
+        messages: Sequence[M],
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
         request_id: str | None = None,
-        record: Sequence[Message] | None = None,
-    ) -> CompactionResult:
-        """:meth:`compact` for synchronous code (runs its own event loop)."""
-        return asyncio.run(
-            self.compact(messages, tools=tools, request_id=request_id, record=record)
-        )
+        record: Sequence[M] | None = None,
+    ) -> CompactionResult[M]:
+        """:meth:`compact` for synchronous code: its own event loop, or a worker thread
+        when called from inside a running one (Jupyter, an async web handler)."""
+        work = self.compact(messages, tools=tools, request_id=request_id, record=record)
+        return run_sync(work)
 
     async def compact(
         self,
-        messages: Sequence[Message],
+        messages: Sequence[M],
         *,
         chain: Chain | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         request_id: str | None = None,
-        record: Sequence[Message] | RecordReader | None = None,
-    ) -> CompactionResult:
+        record: Sequence[M] | RecordReader | None = None,
+    ) -> CompactionResult[M]:
         """Compact ``messages`` when the policy says it is due.
 
         ``messages`` is a history as the model sees it (a summary message
         written by an earlier pass is recognised and its chain continued), or,
-        with ``chain`` given, the un-summarized messages of a stored session.
+        with ``chain`` given, the un-summarized messages of a stored session. They
+        may be recap messages, OpenAI chat dicts or LangChain messages: the result's
+        messages are of the same kind (OpenAI dicts clean, ready for a provider).
         ``tools`` are the tool schemas sent with every request (counted). ``record``,
         the full history (messages with ids) or a reader of it, lets a strategy that
         re-reads the raw record (the extractive one) fold from the messages the summary
@@ -164,13 +174,21 @@ class Compactor:
         make room. Raises :class:`ContextTooLargeError` when even that cannot meet
         ``policy.max``.
         """
-        reader = record_in(record) if isinstance(record, Sequence) else record
-        result = await self._compact(
-            messages, chain=chain, tools=tools, request_id=request_id, record=reader
+        kind = kind_of(messages)
+        history = as_messages(messages, kind)
+        reader = (
+            record_in(as_messages(record, kind_of(record)))
+            if isinstance(record, Sequence)
+            else record
         )
-        if chain is not None or not self.policy.enabled:
-            return result  # a stored session: the service assembles and holds its context
-        return self._hold(result, tools)
+        result = await self._compact(
+            history, chain=chain, tools=tools, request_id=request_id, record=reader
+        )
+        if chain is None and self.policy.enabled:  # a stored session is held by the service
+            result = self._hold(result, tools)
+        if kind == "recap":
+            return cast(CompactionResult[M], result)
+        return CompactionResult(as_kind(result.messages, kind), result.chain, result.report)
 
     async def _compact(
         self,

@@ -21,7 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recap_memory.errors import InputError, InvalidHistoryError
 
-Role = Literal["system", "user", "assistant", "tool"]
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+"""``developer`` (OpenAI's name for instructions to reasoning models) is kept as written
+and treated like ``system``: never folded, always in front."""
+INSTRUCTION_ROLES = frozenset({"system", "developer"})
 ROLES: tuple[str, ...] = get_args(Role)
 REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 Content = str | list[dict[str, Any]] | None
@@ -55,6 +58,11 @@ class Message(BaseModel):
     reasoning_key: str = "reasoning_content"
     pinned: bool = False
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def is_system(self) -> bool:
+        """Whether the message instructs the model (``system`` or ``developer``)."""
+        return self.role in INSTRUCTION_ROLES
 
     @property
     def text(self) -> str:

@@ -69,7 +69,7 @@ def plan_compaction(
     total = sum(sizes, fixed or Size())
     if not policy.trigger.fires(total):
         return Skip("under the trigger threshold", total)
-    new = sum(1 for m in messages if m.role != "system")
+    new = sum(1 for m in messages if not m.is_system)
     if new < policy.min_new_messages:
         return Skip(f"only {new} new messages, fewer than {policy.min_new_messages}", total)
     units = tool_groups(messages)
@@ -86,7 +86,7 @@ def plan_compaction(
 
     pinned_units = [u for u in units if u.stop <= cut and any(messages[i].pinned for i in u)]
     carried = tuple(i for u in pinned_units for i in u)
-    system = tuple(i for i in range(cut) if messages[i].role == "system")
+    system = tuple(i for i in range(cut) if messages[i].is_system)
     verbatim = set(carried) | set(system)
     fold = tuple(i for i in range(cut) if i not in verbatim)
     if not fold:

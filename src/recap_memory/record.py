@@ -29,6 +29,6 @@ def record_in(messages: Sequence[Message]) -> RecordReader:
         if first not in position or last not in position:
             return ()
         span = messages[position[first] : position[last] + 1]
-        return [m for m in span if m.role != "system" and m.id not in skip]
+        return [m for m in span if not m.is_system and m.id not in skip]
 
     return read

@@ -74,10 +74,12 @@ async def test_context_is_system_summary_then_tail_and_matches_the_counters(
     record = await settled(service, session)
     context = (await service.client.get(f"/sessions/{session}/context")).json()
     messages = context["messages"]
-    assert messages[0] == {"role": "system", "content": "You are a billing agent.", "id": 1}
+    assert messages[0] == {"role": "system", "content": "You are a billing agent."}
+    assert not any({"id", "pinned"} & m.keys() for m in messages), "ready for a provider"
     assert messages[1]["role"] == "user"
     assert messages[1]["content"].startswith("[recap summary of messages ")
-    tail_ids = [m["id"] for m in messages[2:]]
+    assert context["ids"][0] == 1 and context["ids"][1] is None  # the summary has no id
+    tail_ids = context["ids"][2:]
     assert tail_ids and min(tail_ids) > context["summarized_through"]
     assert is_valid_history([from_openai(m) for m in messages])
     assert context["chars"] < record["char_count"]

@@ -87,8 +87,8 @@ def to_langchain(message: Message) -> BaseMessage:
     }
     if message.role == "user":
         return HumanMessage(**common)
-    if message.role == "system":
-        return SystemMessage(**common)
+    if message.is_system:
+        return SystemMessage(**common)  # LangChain has no developer message of its own
     if message.role == "tool":
         return ToolMessage(
             tool_call_id=message.tool_call_id or "",

@@ -67,13 +67,13 @@ def long_session(records: Sequence[Mapping[str, Any]], turns: int = DEFAULT_TURN
     message an id, as a service's log has) up to ``turns`` user turns; the first
     trajectory's system prompt leads."""
     first = trajectory_messages(records[0])
-    session = [m for m in first if m.role == "system"][:1] + planted_opening()
+    session = [m for m in first if m.is_system][:1] + planted_opening()
     users = 1
     k = 0
     while users < turns:
         record = records[k % len(records)]
         for n, m in enumerate(trajectory_messages(record)):
-            if m.role == "system":
+            if m.is_system:
                 continue
             session.append(_renamed(m, f"s{k}_").replace(id=f"s{k}-{n}"))
             users += m.role == "user"

@@ -41,7 +41,7 @@ class Compacted:
 
 def foldable_chars(messages: Sequence[Message], meter: Meter | None = None) -> int:
     """Characters of the non-system messages, as the model reads them."""
-    return (meter or Meter()).messages(m for m in messages if m.role != "system").chars
+    return (meter or Meter()).messages(m for m in messages if not m.is_system).chars
 
 
 def budget_policy(messages: Sequence[Message], budget: float, keep_share: float) -> Policy:
@@ -77,7 +77,7 @@ def compact_to_budget(
         folded = frozenset(
             m.id if m.id is not None else i
             for i, m in enumerate(messages[first : last + 1], start=first)
-            if m.role != "system"
+            if not m.is_system
         )
     whole = foldable_chars(messages)
     return Compacted(

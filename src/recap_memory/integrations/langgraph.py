@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, RemoveMessage
+from langchain_core.runnables import RunnableLambda
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from recap_memory.adapters.langchain import from_langchain, to_langchain
@@ -37,6 +38,7 @@ from recap_memory.llm.base import ChatModel
 from recap_memory.llm.langchain import LangChainModel
 from recap_memory.policy import Policy
 from recap_memory.settings import LLMSettings, SummarizationSettings, load_settings
+from recap_memory.sync import run_sync
 
 log = logging.getLogger("recap_memory.langgraph")
 
@@ -122,6 +124,13 @@ class Summarization:
             return _timed(unchanged, started)
         return _timed(result, started)
 
+    def run_sync(
+        self, agent: Any, config: Mapping[str, Any], *, request_id: str | None = None
+    ) -> SummarizeResult:
+        """:meth:`run` for a graph used synchronously (``agent.invoke``, a sync
+        checkpointer): reads and writes the state with ``get_state``/``update_state``."""
+        return run_sync(self.run(_SyncGraph(agent), config, request_id=request_id))
+
     async def plan(
         self,
         messages: Sequence[BaseMessage],
@@ -194,18 +203,52 @@ async def maybe_summarize(
     return await summarization.run(agent, config, request_id=request_id)
 
 
-def summarization_node(
-    summarization: Summarization | None = None,
-) -> Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]:
-    """The pass as a graph node or ``create_react_agent(pre_model_hook=...)``: it returns
-    the ``messages`` update that compacts the state, or no update when nothing is due."""
+def maybe_summarize_sync(
+    agent: Any,
+    config: Mapping[str, Any],
+    *,
+    settings: SummarizationSettings | None = None,
+    policy: Policy | None = None,
+    model: ChatModel | Any | None = None,
+    fallback: Literal["extractive", "none"] | None = None,
+    sink: UsageSink | None = None,
+    request_id: str | None = None,
+) -> SummarizeResult:
+    """:func:`maybe_summarize` for a graph used synchronously (``agent.invoke``)."""
+    summarization = Summarization(
+        settings=settings, policy=policy, model=model, fallback=fallback, sink=sink
+    )
+    return summarization.run_sync(agent, config, request_id=request_id)
+
+
+def summarization_node(summarization: Summarization | None = None) -> Any:
+    """The pass as a graph node or ``create_react_agent(pre_model_hook=...)``, usable with
+    ``invoke`` and ``ainvoke`` alike (a ``RunnableLambda`` with both): it returns the
+    ``messages`` update that compacts the state, or no update when nothing is due."""
     configured = summarization or Summarization()
 
     async def summarize(state: Mapping[str, Any]) -> dict[str, Any]:
         update, _ = await configured.plan(list(state.get("messages") or []))
         return {"messages": update} if update is not None else {}
 
-    return summarize
+    def summarize_sync(state: Mapping[str, Any]) -> dict[str, Any]:
+        return run_sync(summarize(state))
+
+    return RunnableLambda(summarize_sync, afunc=summarize, name="recap_summarization")
+
+
+class _SyncGraph:
+    """A graph's synchronous state methods, as the async ones :meth:`Summarization.run`
+    calls (run on a private event loop, so blocking is fine)."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    async def aget_state(self, config: Mapping[str, Any]) -> Any:
+        return self.agent.get_state(config)
+
+    async def aupdate_state(self, config: Mapping[str, Any], values: Any, **kw: Any) -> Any:
+        return self.agent.update_state(config, values, **kw)
 
 
 def _messages_update(old: list[BaseMessage], new: list[BaseMessage]) -> list[BaseMessage]:

@@ -112,6 +112,9 @@ class Context(BaseModel):
     """What to send to the model now, with its size."""
 
     messages: list[dict[str, Any]]
+    """Clean OpenAI chat messages: what a provider accepts as they are."""
+    ids: list[int | str | None]
+    """Each message's id in the session (None for the summary), beside the messages."""
     chars: int
     tokens: int
     message_count: int

@@ -34,7 +34,14 @@ from recap_memory.compactor import CompactionResult
 from recap_memory.counting import Meter, Size
 from recap_memory.errors import BusyError, InvalidHistoryError, NotFoundError
 from recap_memory.llm.base import Usage
-from recap_memory.messages import Message, ToolCall, from_openai, to_openai, validate_history
+from recap_memory.messages import (
+    INSTRUCTION_ROLES,
+    Message,
+    ToolCall,
+    from_openai,
+    to_openai,
+    validate_history,
+)
 from recap_memory.policy import Policy
 from recap_memory.record import RecordReader
 from recap_memory.store.models import (
@@ -70,8 +77,8 @@ class Loaded:
         """The context the model receives: system messages already summarized past, the
         summary chain as one user message, then the carried and recent messages in order."""
         through = self.through if self.through is not None else -1
-        front = [m for m in self.body if m.role == "system" and int(m.id or 0) <= through]
-        rest = [m for m in self.body if not (m.role == "system" and int(m.id or 0) <= through)]
+        front = [m for m in self.body if m.is_system and int(m.id or 0) <= through]
+        rest = [m for m in self.body if not (m.is_system and int(m.id or 0) <= through)]
         summary = self.chain.message()
         return [*front, *([summary] if summary else []), *rest]
 
@@ -279,7 +286,7 @@ class Store:
             query = query.where(
                 or_(
                     MessageRecord.id > through,
-                    MessageRecord.role == "system",
+                    MessageRecord.role.in_(INSTRUCTION_ROLES),
                     MessageRecord.id.in_(carried),
                 )
             )
@@ -300,7 +307,7 @@ class Store:
                         MessageRecord.session_id == session_id,
                         MessageRecord.id >= int(first),
                         MessageRecord.id <= int(last),
-                        MessageRecord.role != "system",
+                        MessageRecord.role.not_in(INSTRUCTION_ROLES),
                     )
                     .order_by(MessageRecord.id)
                 )

@@ -74,9 +74,13 @@ def speaker(message: Message) -> str:
     """How a transcript names the author of a message."""
     if message.name and message.role in ("user", "assistant"):
         return message.name
-    return {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}[
-        message.role
-    ]
+    return {
+        "user": "User",
+        "assistant": "Assistant",
+        "tool": "Tool",
+        "system": "System",
+        "developer": "Developer",
+    }[message.role]
 
 
 def transcript_lines(message: Message) -> list[str]:

@@ -51,7 +51,8 @@ async def get_context(
             raise ContextTooLargeError(too_large(view, limit, state.store.meter))
     size = state.store.meter.messages(view)
     return Context(
-        messages=[to_openai(m) for m in view],
+        messages=[to_openai(m, recap_fields=False) for m in view],
+        ids=[m.id for m in view],
         chars=size.chars,
         tokens=size.tokens,
         message_count=size.messages,
