@@ -67,10 +67,10 @@ def system(text: str = "You are helpful.") -> Message:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tiers follow from what a test uses: the browser tests live in tests/web, and a
-    store test's PostgreSQL case is the ``postgresql`` value of its ``database_url``."""
+    test's PostgreSQL case is the ``postgres``/``postgresql`` value of a parameter."""
     for item in items:
         if "tests/web/" in item.nodeid:
             item.add_marker(pytest.mark.browser)
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if params.get("database_url") == "postgresql":
+        if any(value in ("postgres", "postgresql") for value in params.values()):
             item.add_marker(pytest.mark.postgres)
