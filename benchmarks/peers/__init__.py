@@ -38,7 +38,7 @@ from typing import Any
 
 from benchmarks.peers.budget import PeerBudget
 from benchmarks.peers.checks import CheckCost, check_costs
-from benchmarks.peers.engines import ENGINES
+from benchmarks.peers.engines import ENGINES, READS_ALL
 from benchmarks.peers.recall import Recall, locomo_recall
 from benchmarks.peers.rows import Row, compared_rows
 from benchmarks.peers.sessions import Session, session_costs
@@ -109,7 +109,10 @@ def run(
     par_cases = parallel_cases(options.generated, options.seed)
     taubench = {e: valid_histories(tau_cases, e) for e in ENGINES}
     parallel = {e: valid_histories(par_cases, e) for e in ENGINES}
-    recall = {e: locomo_recall(samples, e, options.locomo_fraction) for e in ENGINES}
+    recall = {
+        e: locomo_recall(samples, e, options.locomo_fraction)
+        for e in (*ENGINES, *READS_ALL.values())
+    }
     sessions = {
         e: session_costs(samples[: options.session_samples], e, options.session_budget)
         for e in ENGINES

@@ -30,6 +30,8 @@ from recap_memory.policy import Budget, Policy, Trigger
 from recap_memory.summarizers.llm import LLMSummarizer
 
 ENGINES = ("recap", "langchain", "langmem")
+READS_ALL = {"langchain": "langchain, reads all", "langmem": "langmem, reads all"}
+"""Each peer configured to read everything it folds (its best configuration here)."""
 RUNTIME: Runtime[Any] = Runtime()
 
 Engine = Callable[[list[Message], PeerBudget, ExtractiveChatModel], list[Message]]
@@ -60,27 +62,47 @@ def recap_compactor(budget: PeerBudget, model: ExtractiveChatModel) -> Compactor
     return Compactor(summarizer, recap_policy(budget), PEER_METER, fallback=None)
 
 
-def middleware(budget: PeerBudget, model: ExtractiveChatModel) -> SummarizationMiddleware[Any, Any]:
-    """LangChain's middleware configured to ``budget`` (system prompt outside its state)."""
+def middleware(
+    budget: PeerBudget, model: ExtractiveChatModel, *, reads_all: bool = False
+) -> SummarizationMiddleware[Any, Any]:
+    """LangChain's middleware configured to ``budget`` (system prompt outside its state);
+    ``reads_all``: ``trim_tokens_to_summarize=None``, so its summarizer reads all it folds
+    (its default reads only the newest 4,000 tokens of it)."""
+    trim: dict[str, Any] = {"trim_tokens_to_summarize": None} if reads_all else {}
     return SummarizationMiddleware(
         model,
         trigger=("tokens", budget.trigger_tokens - budget.system),
         keep=("tokens", budget.keep),
+        **trim,
     )
 
 
 def summarize(
-    messages: list[BaseMessage], budget: PeerBudget, model: ExtractiveChatModel, running: Any = None
+    messages: list[BaseMessage],
+    budget: PeerBudget,
+    model: ExtractiveChatModel,
+    running: Any = None,
+    *,
+    reads_all: bool = False,
 ) -> Any:
-    """LangMem's ``summarize_messages`` configured to ``budget`` (its own warnings muted)."""
+    """LangMem's ``summarize_messages`` configured to ``budget`` (its own warnings muted);
+    ``reads_all`` (one pass over a whole history): ``max_tokens`` at the history's size so
+    its summarizer's input is never trimmed, and ``max_tokens_before_summary`` at that
+    size less the kept tail, so it folds all but the same tail the others keep (LangMem
+    has no keep setting of its own)."""
+    if reads_all:
+        whole = lc_tokens(messages) + 1
+        limits = {"max_tokens": whole, "max_tokens_before_summary": max(1, whole - budget.keep)}
+    else:
+        limits = {"max_tokens": budget.trigger_tokens}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return langmem.summarize_messages(
             messages,
             running_summary=running,
             model=model,
-            max_tokens=budget.trigger_tokens,
             max_summary_tokens=budget.summary,
+            **limits,
         )
 
 
@@ -126,22 +148,31 @@ def recap_once(
 
 
 def langchain_once(
-    messages: list[Message], budget: PeerBudget, model: ExtractiveChatModel
+    messages: list[Message],
+    budget: PeerBudget,
+    model: ExtractiveChatModel,
+    *,
+    reads_all: bool = False,
 ) -> list[Message]:
     """What the agent's model receives after ``SummarizationMiddleware.before_model``."""
     system = [m for m in messages if m.is_system]
     state = [to_langchain(m) for m in messages if not m.is_system]
-    update = middleware(budget, model).before_model(agent_state(state), RUNTIME)
+    mw = middleware(budget, model, reads_all=reads_all)
+    update = mw.before_model(agent_state(state), RUNTIME)
     if update is None:
         return list(messages)
     return system + [from_langchain(m) for m in _applied(update)]
 
 
 def langmem_once(
-    messages: list[Message], budget: PeerBudget, model: ExtractiveChatModel
+    messages: list[Message],
+    budget: PeerBudget,
+    model: ExtractiveChatModel,
+    *,
+    reads_all: bool = False,
 ) -> list[Message]:
     """The messages ``summarize_messages`` returns for the model."""
-    result = summarize([to_langchain(m) for m in messages], budget, model)
+    result = summarize([to_langchain(m) for m in messages], budget, model, reads_all=reads_all)
     return [from_langchain(m) for m in result.messages]
 
 
@@ -149,6 +180,8 @@ ONCE: dict[str, Engine] = {
     "recap": recap_once,
     "langchain": langchain_once,
     "langmem": langmem_once,
+    READS_ALL["langchain"]: lambda m, b, model: langchain_once(m, b, model, reads_all=True),
+    READS_ALL["langmem"]: lambda m, b, model: langmem_once(m, b, model, reads_all=True),
 }
 
 
