@@ -44,10 +44,10 @@ ROWS = (
     "valid histories, parallel calls",
     "LoCoMo token recall at 20%",
     "  … each peer reading all it folds",
-    "trigger check, 10 msgs",
-    "trigger check, 100 msgs",
+    "per-turn call, 10 msgs",
+    "per-turn call, 100 msgs",
     "summarizer input, whole convs",
-    "check growth, 100÷10",
+    "per-turn growth, 100÷10",
 )
 
 
@@ -122,7 +122,7 @@ def test_peers_reading_all_they_fold_are_measured_too_and_tie(figures: peers.Pee
 
 def test_the_trigger_checks_find_nothing_due() -> None:
     checks = trigger_checks(50)
-    assert checks["recap"]() is False
+    assert checks["recap"]().report.reason == "under the trigger threshold"
     assert checks["langchain"]() is None
     result: Any = checks["langmem"]()
     assert result.running_summary is None

@@ -21,8 +21,8 @@ all alike):
 - valid-history rate on τ-bench trajectories and on generated sessions with parallel
   tool calls at the cut, one compaction each (:mod:`.validity`);
 - LoCoMo answer token recall after one compaction at the same budget (:mod:`.recall`);
-- the per-turn trigger check when nothing is due, at 10 / 1,000 / 100,000 messages
-  (:mod:`.checks`);
+- the per-turn call when nothing is due (recap through ``compact_sync``, its users'
+  path), at 10 / 1,000 / 100,000 messages (:mod:`.checks`);
 - summarizer input tokens over whole LoCoMo conversations fed one message per turn
   (:mod:`.sessions`).
 

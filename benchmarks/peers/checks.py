@@ -1,9 +1,14 @@
-"""The per-turn trigger check: the time each engine spends deciding that nothing is due,
-on histories of growing size (engines alternate sample by sample, so drift hits all)."""
+"""The per-turn call: the time each engine spends deciding that nothing is due, on
+histories of growing size, through the path its users call (engines alternate sample
+by sample, so drift hits all).
+
+recap: ``Compactor.compact_sync(history)`` on a list of OpenAI chat dicts that grows by
+one message before each call, as an app appends a turn and calls it; LangChain:
+``SummarizationMiddleware.before_model`` on the state; LangMem: ``summarize_messages``."""
 
 from __future__ import annotations
 
-import functools
+import itertools
 import statistics
 import time
 from collections.abc import Callable
@@ -13,9 +18,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langmem.short_term import summarization as langmem
 
 from benchmarks.peers.budget import PeerBudget
-from benchmarks.peers.engines import RUNTIME, DueGate, agent_state, middleware, recap_policy
-from recap_memory.counting import Meter, Size
-from recap_memory.messages import Message
+from benchmarks.peers.engines import RUNTIME, agent_state, middleware, recap_policy
+from recap_memory.compactor import Compactor
 
 UNREACHABLE = 10**12
 """A trigger no test history reaches (the checks are timed alone)."""
@@ -41,9 +45,10 @@ def trigger_checks(size: int) -> dict[str, Callable[[], object]]:
     ]
     model = CHECK_BUDGET.model()
     mw = middleware(CHECK_BUDGET, model)
-    # recap's own count, as the service's gate uses it, from counters already at ``size``
-    gate = DueGate(recap_policy(CHECK_BUDGET), Meter(), Size(messages=size), size)
-    new = Message(role="user", content=f"message {size}: a short line of chat")
+    compactor = Compactor(policy=recap_policy(CHECK_BUDGET))
+    history = [_chat(i) for i in range(size)]
+    compactor.compact_sync(history)  # the first call reads the history whole
+    arriving = itertools.count(size)
     state = agent_state(record)
 
     def langchain_check() -> object:
@@ -54,8 +59,15 @@ def trigger_checks(size: int) -> dict[str, Callable[[], object]]:
             record, running_summary=None, model=model, max_tokens=UNREACHABLE
         )
 
-    recap_check = functools.partial(gate.add, new)
+    def recap_check() -> object:
+        history.append(_chat(next(arriving)))
+        return compactor.compact_sync(history)
+
     return {"recap": recap_check, "langchain": langchain_check, "langmem": langmem_check}
+
+
+def _chat(i: int) -> dict[str, str]:
+    return {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}: a short line"}
 
 
 def check_costs(size: int, samples: int, sample_seconds: float = 2e-3) -> CheckCost:

@@ -79,7 +79,7 @@ def compared_rows(
         Row("  … each peer reading all it folds", "recall", "higher",
             {e: recall[READS_ALL.get(e, e)].token_recall for e in ENGINES}),
         *(
-            Row(f"trigger check, {c.messages:,} msgs", "µs", "lower",
+            Row(f"per-turn call, {c.messages:,} msgs", "µs", "lower",
                 {e: s * 1e6 for e, s in c.seconds.items()}, strict=c.messages >= 100_000)
             for c in checks
         ),
@@ -88,7 +88,7 @@ def compared_rows(
     ]  # fmt: skip
     if len(checks) > 1:
         first, last = checks[0], checks[-1]
-        name = f"check growth, {_short(last.messages)}÷{_short(first.messages)}"
+        name = f"per-turn growth, {_short(last.messages)}÷{_short(first.messages)}"
         growth = {e: last.seconds[e] / first.seconds[e] for e in ENGINES}
         rows.append(Row(name, "×", "lower", growth))
     return rows

@@ -47,6 +47,7 @@ from recap_memory.masking import mask_tool_result
 from recap_memory.messages import Message, validate_history
 from recap_memory.planner import Plan, Skip, plan_compaction
 from recap_memory.policy import MIN_SUMMARY_CHARS, Budget, Policy
+from recap_memory.prefix import Known, Prefix, PrefixCache
 from recap_memory.record import RecordReader, record_in
 from recap_memory.summarizers.base import Fold, FoldRequest, Summarizer
 from recap_memory.summarizers.extractive import ExtractiveSummarizer
@@ -124,6 +125,7 @@ class Compactor:
             fallback if fallback is not None and fallback.name != self.summarizer.name else None
         )
         self.unchanged_on_failure = fallback is None
+        self._prefixes = PrefixCache()
         """Asked for with ``fallback=None``: a failed pass leaves the history exactly as it
         was (Design A). Otherwise, when every strategy fails, oversized tool outputs are
         still cut under the trigger."""
@@ -174,8 +176,19 @@ class Compactor:
         make room. Raises :class:`ContextTooLargeError` when even that cannot meet
         ``policy.max``.
         """
-        kind = kind_of(messages)
-        history = as_messages(messages, kind)
+        if chain is None and not self.policy.enabled:  # Design A: nothing read, nothing called
+            disabled = Report(False, "skipped", self.summarizer.name, reason="disabled")
+            return CompactionResult(list(messages), Chain(), disabled)
+        if chain is None:
+            started = time.perf_counter()
+            known = self._prefixes.read(messages, self.meter)
+            if (quick := self._not_due(known, messages, tools, started)) is not None:
+                return quick
+            history = known.messages()
+            kind = known.kind
+        else:
+            kind = kind_of(messages)
+            history = as_messages(messages, kind)
         reader = (
             record_in(as_messages(record, kind_of(record)))
             if isinstance(record, Sequence)
@@ -186,9 +199,39 @@ class Compactor:
         )
         if chain is None and self.policy.enabled:  # a stored session is held by the service
             result = self._hold(result, tools)
-        if kind == "recap":
-            return cast(CompactionResult[M], result)
-        return CompactionResult(as_kind(result.messages, kind), result.chain, result.report)
+        out = result.messages if kind == "recap" else as_kind(result.messages, kind)
+        if chain is None and result.report.compacted:
+            self._prefixes.remember(Prefix.read(out, self.meter))  # the next turn extends it
+        return cast(CompactionResult[M], CompactionResult(out, result.chain, result.report))
+
+    def _not_due(
+        self,
+        prefix: Known,
+        given: Sequence[M],
+        tools: Sequence[Mapping[str, Any]] | None,
+        started: float,
+    ) -> CompactionResult[M] | None:
+        """The answer without a pass when the history's known sizes say nothing is due
+        (O(1) after :class:`PrefixCache` read it); None when a pass must look."""
+        fixed = self.meter.tools(tools)
+        if (summary := prefix.chain.message()) is not None:
+            fixed = fixed + self.meter.message(summary)
+        total = prefix.size + fixed
+        if self.policy.trigger.fires(total) or (
+            self.policy.max is not None and not self.policy.max.allows(total)
+        ):
+            return None
+        report = Report(
+            compacted=False,
+            path="skipped",
+            strategy=self.summarizer.name,
+            reason="under the trigger threshold",
+            size_before=total,
+            size_after=total,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        messages = given if isinstance(given, list) else list(given)
+        return CompactionResult(messages, prefix.chain, report)
 
     async def _compact(
         self,

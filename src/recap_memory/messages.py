@@ -239,13 +239,18 @@ def tool_groups(messages: Sequence[Message]) -> list[range]:
 
 
 def validate_history(
-    messages: Sequence[Message], *, source: str = "input", allow_pending: bool = True
+    messages: Sequence[Message],
+    *,
+    source: str = "input",
+    allow_pending: bool = True,
+    offset: int = 0,
 ) -> None:
     """Raise :class:`InvalidHistoryError` unless every tool result follows its call.
 
     Every tool message must answer a call of the assistant message that opens
     its group, and every call must get its result — except in the last group
-    when ``allow_pending`` (a call still running).
+    when ``allow_pending`` (a call still running). ``offset``: the position of
+    ``messages[0]`` in the whole history, for the message numbers errors report.
     """
     units = tool_groups(messages)
     for n, unit in enumerate(units):
@@ -253,7 +258,7 @@ def validate_history(
         if head.role == "tool":
             raise InvalidHistoryError(
                 f"tool result for call {head.tool_call_id!r} has no assistant tool call before it",
-                where=f"{source}: message {unit.start}",
+                where=f"{source}: message {unit.start + offset}",
             )
         if not head.tool_calls:
             continue
@@ -265,15 +270,15 @@ def validate_history(
                 problem = "answers no call of" if call_id not in wanted else "repeats a call of"
                 raise InvalidHistoryError(
                     f"tool result for call {call_id!r} {problem} the assistant message "
-                    f"{unit.start}",
-                    where=f"{source}: message {i}",
+                    f"{unit.start + offset}",
+                    where=f"{source}: message {i + offset}",
                 )
             answered.append(call_id)
         missing = [c for c in wanted if c not in answered]
         if missing and not (allow_pending and n == len(units) - 1):
             raise InvalidHistoryError(
                 f"tool call(s) {', '.join(map(repr, missing))} have no result",
-                where=f"{source}: message {unit.start}",
+                where=f"{source}: message {unit.start + offset}",
             )
 
 

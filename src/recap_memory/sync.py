@@ -4,19 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+_local = threading.local()
 
 
 def run_sync(work: Coroutine[Any, Any, T]) -> T:
-    """The result of ``work``: on a new event loop, or — when this thread already runs
-    one (Jupyter, an async web handler) — on a new loop in a worker thread, since
-    ``asyncio.run`` cannot nest."""
+    """The result of ``work``, run to completion on this thread's own event loop (kept
+    for the next call: starting a loop per call would cost more than a turn's check);
+    when this thread already runs a loop (Jupyter, an async web handler), on a worker
+    thread's, since loops cannot nest."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(work)
+        return _run_on_own_loop(work)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
+        return pool.submit(_run_on_own_loop, work).result()
+
+
+def _run_on_own_loop(work: Coroutine[Any, Any, T]) -> T:
+    return _own_loop().run_until_complete(work)
+
+
+def _own_loop() -> asyncio.AbstractEventLoop:
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _local.loop = asyncio.new_event_loop()
+    return loop
