@@ -51,6 +51,7 @@ def test_locomo_json_names_token_recall_and_exact_per_category(tmp_path: Path):
     assert set(row["by_evidence"]) == {"compacted", "kept"}
 
 
+@pytest.mark.slow
 def test_rolling_feeds_turn_by_turn_and_reports_the_floor_beside(tmp_path: Path):
     out = tmp_path / "rolling.json"
     done = recap(

@@ -172,6 +172,7 @@ def _ready(client: httpx.AsyncClient) -> Any:
     return check
 
 
+@pytest.mark.slow  # a real process's lifecycle
 async def test_sigterm_makes_a_worker_give_its_lease_back(
     database_url: str, tmp_path: Path
 ) -> None:

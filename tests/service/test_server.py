@@ -131,6 +131,7 @@ def test_migrate_brings_a_new_database_to_the_newest_schema(tmp_path: Path) -> N
     assert "newest schema" in result.stdout and (tmp_path / "fresh.db").exists()
 
 
+@pytest.mark.slow  # a real process's lifecycle
 def test_sigterm_lets_the_server_finish_requests_in_flight(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 

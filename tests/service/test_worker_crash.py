@@ -10,6 +10,8 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
+
 from recap_memory.testing.model_server import Hang, ModelServer, Reply
 from tests.service.conftest import App, running_app, turn
 from tests.service.processes import LEASE_S, start_worker, until, worker_env
@@ -26,6 +28,7 @@ async def session_state(app: App, session: str) -> dict[str, Any]:
     return dict(response.json())
 
 
+@pytest.mark.slow  # a real process's lifecycle
 async def test_a_worker_killed_mid_compaction_leaves_the_session_to_another(
     database_url: str, tmp_path: Path
 ) -> None:
