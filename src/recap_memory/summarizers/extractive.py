@@ -19,6 +19,7 @@ wholesale for the newest span.
 from __future__ import annotations
 
 import heapq
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -171,7 +172,7 @@ class Selection:
         return self.layout.cost(piece, self.lines, self.groups)
 
     def _gain(self, piece: Piece) -> float:
-        gain = sum(self.weights[w] for w in piece.words - self.covered) / self._cost(piece)
+        gain = math.fsum(self.weights[w] for w in piece.words - self.covered) / self._cost(piece)
         return gain * QUESTION_FACTOR if piece.asks or piece.slight else gain
 
     def _take(self, piece: Piece) -> None:
