@@ -45,7 +45,7 @@ from recap_memory.kinds import as_kind, as_messages, kind_of
 from recap_memory.llm.base import Usage
 from recap_memory.masking import mask_tool_result
 from recap_memory.messages import Message, validate_history
-from recap_memory.planner import Plan, Skip, plan_compaction
+from recap_memory.planner import NOTHING_TO_FOLD, Plan, Skip, plan_compaction
 from recap_memory.policy import MIN_SUMMARY_CHARS, Budget, Policy
 from recap_memory.prefix import Known, Prefix, PrefixCache
 from recap_memory.record import RecordReader, record_in
@@ -189,11 +189,7 @@ class Compactor:
         else:
             kind = kind_of(messages)
             history = as_messages(messages, kind)
-        reader = (
-            record_in(as_messages(record, kind_of(record)))
-            if isinstance(record, Sequence)
-            else record
-        )
+        reader = record_in(record) if isinstance(record, Sequence) else record
         result = await self._compact(
             history, chain=chain, tools=tools, request_id=request_id, record=reader
         )
@@ -206,17 +202,14 @@ class Compactor:
 
     def _not_due(
         self,
-        prefix: Known,
+        known: Known,
         given: Sequence[M],
         tools: Sequence[Mapping[str, Any]] | None,
         started: float,
     ) -> CompactionResult[M] | None:
         """The answer without a pass when the history's known sizes say nothing is due
         (O(1) after :class:`PrefixCache` read it); None when a pass must look."""
-        fixed = self.meter.tools(tools)
-        if (summary := prefix.chain.message()) is not None:
-            fixed = fixed + self.meter.message(summary)
-        total = prefix.size + fixed
+        total = known.size + known.summary + self.meter.tools(tools)
         if self.policy.trigger.fires(total) or (
             self.policy.max is not None and not self.policy.max.allows(total)
         ):
@@ -231,7 +224,7 @@ class Compactor:
             elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
         )
         messages = given if isinstance(given, list) else list(given)
-        return CompactionResult(messages, prefix.chain, report)
+        return CompactionResult(messages, known.chain, report)
 
     async def _compact(
         self,
@@ -303,7 +296,7 @@ class Compactor:
         after = self.meter.messages(view) + self.meter.tools(tools)
         if after.chars >= plan.size.chars:
             return self._unchanged(
-                messages, chain, "skipped", "compaction would not shrink the context", started,
+                messages, chain, "skipped", WOULD_NOT_SHRINK, started,
                 plan.size, usage,
             )  # fmt: skip
         summary_chars = len(fold.summary or "")
@@ -431,6 +424,8 @@ class Compactor:
         failed = report.path == "rejected" and not self.unchanged_on_failure
         tried = report.compacted or failed or report.reason in _NOTHING_TO_FOLD
         limits = self.policy.hold_limits(after_a_pass=tried)
+        if not limits:
+            return result  # nothing to hold it within: no need to measure it
         fixed = self.meter.tools(tools)
         view, changed = result.messages, 0
         for limit in limits:
@@ -479,10 +474,8 @@ class Compactor:
         return CompactionResult(list(messages), chain, report)
 
 
-_NOTHING_TO_FOLD = (
-    "nothing to fold: the recent turns to keep hold the whole history",
-    "compaction would not shrink the context",
-)
+WOULD_NOT_SHRINK = "compaction would not shrink the context"
+_NOTHING_TO_FOLD = (NOTHING_TO_FOLD, WOULD_NOT_SHRINK)
 """Skip reasons after which the view is still held under the trigger (a pass was due)."""
 
 

@@ -23,6 +23,8 @@ from recap_memory.masking import mask_tool_result
 from recap_memory.messages import Message, tool_groups
 from recap_memory.policy import Policy
 
+NOTHING_TO_FOLD = "nothing to fold: the recent turns to keep hold the whole history"
+
 
 @dataclass(frozen=True)
 class Skip:
@@ -90,7 +92,7 @@ def plan_compaction(
     verbatim = set(carried) | set(system)
     fold = tuple(i for i in range(cut) if i not in verbatim)
     if not fold:
-        return Skip("nothing to fold: the recent turns to keep hold the whole history", total)
+        return Skip(NOTHING_TO_FOLD, total)
 
     masked: tuple[int, ...] = ()
     kept = suffix[cut]

@@ -41,6 +41,8 @@ class Prefix:
     chain: Chain
     size: Size
     """What the messages besides the summary at the front measure."""
+    summary: Size
+    """What the summary at the front measures (measured once: it is read every turn)."""
     last_head: int
     """Index of the last message that is not a tool result (its group may be open)."""
 
@@ -51,7 +53,11 @@ class Prefix:
         messages = as_messages(items, kind)
         validate_history(messages)
         body, chain, _ = split_view(messages)
-        return cls(list(items), kind, messages, chain, meter.messages(body), _last_head(messages))
+        summary = chain.message()
+        return cls(
+            list(items), kind, messages, chain, meter.messages(body),
+            meter.message(summary) if summary is not None else Size(), _last_head(messages),
+        )  # fmt: skip
 
     def extend(self, new: Sequence[Any], meter: Meter) -> bool:
         """Append ``new``: only they are converted, measured, and validated from the last
@@ -79,6 +85,7 @@ class Known:
     kind: Kind
     chain: Chain
     size: Size
+    summary: Size
 
     def messages(self) -> list[Message]:
         """The history's messages (a copy: the prefix may grow meanwhile)."""
@@ -108,10 +115,10 @@ class PrefixCache:
             known = self._entries.get(key)
             if known is not None and self._extends(known, items, meter):
                 self._entries.move_to_end(key)
-                return Known(known, len(items), known.kind, known.chain, known.size)
+                return Known(known, len(items), known.kind, known.chain, known.size, known.summary)
         prefix = Prefix.read(items, meter)
         self.remember(prefix)
-        return Known(prefix, len(items), prefix.kind, prefix.chain, prefix.size)
+        return Known(prefix, len(items), prefix.kind, prefix.chain, prefix.size, prefix.summary)
 
     @staticmethod
     def _extends(known: Prefix, items: Sequence[Any], meter: Meter) -> bool:

@@ -13,19 +13,23 @@ order, leaving out those given in ``skip`` (carried verbatim, system).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any
 
 from recap_memory.chain import Ref
+from recap_memory.kinds import as_messages, kind_of
 from recap_memory.messages import Message
 
 RecordReader = Callable[[Ref, Ref, Collection[Ref]], Awaitable[Sequence[Message]]]
 
 
-def record_in(messages: Sequence[Message]) -> RecordReader:
-    """A reader over a full history the caller keeps (its messages need ids, as a
-    summary names its range by them)."""
-    position = {m.id: n for n, m in enumerate(messages) if m.id is not None}
+def record_in(items: Sequence[Any]) -> RecordReader:
+    """A reader over a full history the caller keeps, of any kind a caller holds (its
+    messages need ids, as a summary names its range by them). Nothing is read until a
+    fold asks: a turn with nothing due costs nothing here."""
 
     async def read(first: Ref, last: Ref, skip: Collection[Ref]) -> Sequence[Message]:
+        messages = as_messages(items, kind_of(items))
+        position = {m.id: n for n, m in enumerate(messages) if m.id is not None}
         if first not in position or last not in position:
             return ()
         span = messages[position[first] : position[last] + 1]

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from recap_memory.compactor import Compactor
+from recap_memory.eval.budget import foldable_chars
+from recap_memory.eval.readability import summary_readable
 from recap_memory.eval.rolling import Rolled, roll, rolling_policy
 from recap_memory.eval.taubench import trajectory_messages
 from recap_memory.messages import Message, ToolCall, is_valid_history
@@ -99,6 +101,9 @@ class SessionOutcome:
     valid: bool
     messages: int
     users: int
+    size: float
+    """Foldable characters of the final context ÷ the session's."""
+    readable: float | None
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as plain data."""
@@ -110,10 +115,10 @@ class SessionOutcome:
             "valid_history": self.valid,
             "messages": self.messages,
             "user_turns": self.users,
-            "size": self.rolled.size,
+            "size": self.size,
             "passes": self.rolled.passes,
             "worst_context_over_trigger": self.rolled.worst,
-            "readable": self.rolled.readable,
+            "readable": self.readable,
             "call_ms": self.rolled.call_ms,
         }
 
@@ -142,6 +147,8 @@ def evaluate_session(
         valid=is_valid_history(rolled.messages),
         messages=len(session),
         users=sum(m.role == "user" for m in session),
+        size=foldable_chars(rolled.messages) / max(1, foldable_chars(session)),
+        readable=summary_readable(rolled.messages, "\n".join(m.text for m in session)),
     )
 
 

@@ -19,12 +19,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from recap_memory.chain import parse_summary_message
 from recap_memory.compactor import Compactor
 from recap_memory.errors import InputError
 from recap_memory.eval import records_with
 from recap_memory.eval.budget import compact_to_budget, foldable_chars
-from recap_memory.eval.readability import readable_share
+from recap_memory.eval.readability import summary_readable
 from recap_memory.eval.retention import Context
 from recap_memory.messages import Message
 
@@ -231,8 +230,8 @@ def references(samples: Sequence[Mapping[str, Any]], budget: float) -> dict[str,
 
 def summary_readability(messages: Sequence[Message], conversation: str) -> tuple[float, ...]:
     """The readable share of the summary among ``messages`` (none when there is none)."""
-    summary = next((m for m in messages if parse_summary_message(m) is not None), None)
-    return () if summary is None else (readable_share(summary.text, conversation),)
+    share = summary_readable(messages, conversation)
+    return () if share is None else (share,)
 
 
 def _ids(messages: Sequence[Message]) -> frozenset[str | int]:

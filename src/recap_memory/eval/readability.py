@@ -12,8 +12,10 @@ relative date (``yesterday (7 May 2023)``) count against it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from recap_memory.chain import INSTRUCTIONS_HEADING
+from recap_memory.chain import INSTRUCTIONS_HEADING, parse_summary_message
+from recap_memory.messages import Message
 from recap_memory.summarizers.text import words
 
 RUN = 4
@@ -44,3 +46,9 @@ def readable_share(summary: str, conversation: str) -> float:
             for k in range(i, i + RUN):
                 readable[k] = True
     return sum(readable) / len(tokens)
+
+
+def summary_readable(context: Sequence[Message], conversation: str) -> float | None:
+    """The readable share of the summary among ``context`` (None when there is none)."""
+    summary = next((m for m in context if parse_summary_message(m) is not None), None)
+    return None if summary is None else readable_share(summary.text, conversation)

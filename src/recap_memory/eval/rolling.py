@@ -18,12 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from recap_memory.chain import parse_summary_message
 from recap_memory.compactor import Compactor
 from recap_memory.counting import Meter
 from recap_memory.eval import locomo
 from recap_memory.eval.budget import foldable_chars
-from recap_memory.eval.readability import readable_share
+from recap_memory.eval.readability import summary_readable
 from recap_memory.messages import Message
 from recap_memory.policy import Budget, Policy, Trigger
 from recap_memory.summarizers.base import Summarizer
@@ -43,10 +42,6 @@ class Rolled:
     """The largest context over the run ÷ the trigger (above 1: over the budget)."""
     call_ms: float
     """Mean milliseconds per call of the entry point."""
-    size: float
-    """Foldable characters of the final context ÷ the conversation's."""
-    readable: float | None
-    """Readable share of the final summary (None: no summary)."""
 
 
 def rolling_policy(messages: Sequence[Message], trigger: float, keep: float) -> Policy:
@@ -72,27 +67,16 @@ def roll(
     meter = Meter()
     history: list[Message] = []
     passes, worst, spent = 0, 0.0, 0.0
-    seen: list[Message] = []
-    for message in messages:
+    for n, message in enumerate(messages, 1):
         history.append(message)
         started = time.perf_counter()
-        record = messages[: len(seen) + 1] if with_record else None
-        seen.append(message)
+        record = messages[:n] if with_record else None
         result = compactor.compact_sync(history, record=record)
         spent += time.perf_counter() - started
         passes += result.report.compacted
         history = result.messages
         worst = max(worst, meter.messages(history).chars / trigger_chars)
-    conversation = "\n".join(m.text for m in messages)
-    summary = next((m for m in history if parse_summary_message(m) is not None), None)
-    return Rolled(
-        messages=history,
-        passes=passes,
-        worst=worst,
-        call_ms=spent * 1000 / max(1, len(messages)),
-        size=foldable_chars(history) / max(1, foldable_chars(messages)),
-        readable=None if summary is None else readable_share(summary.text, conversation),
-    )
+    return Rolled(history, passes, worst, spent * 1000 / max(1, len(messages)))
 
 
 @dataclass
@@ -196,8 +180,7 @@ def score_final(
         foldable_chars(tail) / max(1, foldable_chars(messages)),
         _ids(messages) - _ids(tail),
     )
-    summary = next((m for m in context if parse_summary_message(m) is not None), None)
-    readable = None if summary is None else readable_share(summary.text, _text(messages))
+    readable = summary_readable(context, _text(messages))
     early_ids = _first_third(messages)
     return RollingScore(
         score=replace(scored, readability=(readable,) if readable is not None else ()),
