@@ -152,3 +152,9 @@ def test_the_slim_install_compacts_and_serve_names_the_extra(tmp_path: Path):
     )
     assert serve.returncode == 2
     assert "recap-memory[server]" in serve.stderr and "Traceback" not in serve.stderr
+
+
+def test_a_bad_log_format_is_one_line():
+    run = recap("compact", str(EXAMPLE), env={"RECAP_LOG_FORMAT": "xml"})
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert "RECAP_LOG_FORMAT='xml'" in run.stderr and "text or json" in run.stderr

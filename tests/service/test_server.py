@@ -86,6 +86,7 @@ def test_serve_answers_with_docs_and_streams_compaction_events(server: str) -> N
         ({"RECAP_DATABASE_URL": "mysql://root@localhost/x"}, "sqlite or postgresql"),
         ({"RECAP_API_KEYS": "only-a-key"}, "KEY:TENANT"),
         ({"RECAP_LEASE_S": "-1"}, "RECAP_LEASE_S"),
+        ({"RECAP_LOG_FORMAT": "xml"}, "RECAP_LOG_FORMAT"),
     ],
 )
 def test_serve_refuses_bad_settings_with_one_line(

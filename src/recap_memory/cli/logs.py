@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Literal
 
+from recap_memory.cli.errors import fail
 from recap_memory.errors import ConfigurationError
 from recap_memory.logcontext import current_context
 
@@ -46,7 +47,11 @@ def configure(
     request and session; a one-shot command writes ``recap: warning: message``."""
     handler = logging.StreamHandler(sys.stderr)
     formatter: logging.Formatter
-    if (fmt or log_format()) == "json":
+    try:
+        chosen = fmt or log_format()
+    except ConfigurationError as exc:
+        fail(str(exc))
+    if chosen == "json":
         formatter = JsonFormatter()
     else:
         formatter = TextFormatter() if service else CommandFormatter()

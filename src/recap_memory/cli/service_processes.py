@@ -60,8 +60,8 @@ def _configured(*, serving: bool = False, **overrides: object) -> tuple[ServiceS
 def serve(*, host: str | None, port: int | None, verbose: bool) -> None:
     """Run the memory service until stopped."""
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    settings, compactor = _configured(serving=True, **overrides)
     logs.configure(verbose=True, level="DEBUG" if verbose else "INFO", service=True)
+    settings, compactor = _configured(serving=True, **overrides)
     listening = _listen(settings.host, settings.port)
     print(
         f"recap: serving on http://{settings.host}:{listening.getsockname()[1]} (API docs at "
@@ -110,8 +110,8 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def worker(*, verbose: bool) -> None:
     """Compact due sessions until stopped (SIGTERM finishes the compaction in flight)."""
-    settings, compactor = _configured()
     logs.configure(verbose=True, level="DEBUG" if verbose else "INFO", service=True)
+    settings, compactor = _configured()
     asyncio.run(_work(settings, compactor))
 
 
