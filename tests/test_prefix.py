@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from recap_memory import Budget, Compactor, InvalidHistoryError, Meter, Policy, Trigger
+from recap_memory import (
+    Budget,
+    Compactor,
+    Conversation,
+    InvalidHistoryError,
+    Meter,
+    Policy,
+    Trigger,
+)
 from recap_memory.prefix import PrefixCache
 from tests.conftest import assistant, system, tool, user
 
@@ -75,3 +83,64 @@ def test_turn_by_turn_answers_equal_a_fresh_engine_every_turn():
         assert kept.messages == fresh.messages
         assert kept.report.compacted == fresh.report.compacted
         history = kept.messages
+
+
+# Conversation: O(new) without a look at the old messages, edits counted ----------------------
+
+
+def test_an_unedited_conversation_is_trusted_without_a_look_at_its_old_messages():
+    compactor = Compactor(policy=POLICY)
+    history = Conversation([system("You help."), *turn(0), *turn(1)])
+    assert compactor.compact_sync(history).messages is history  # nothing due: the same list
+    big = tool("c0", "x" * 5_000, name="logs")
+    list.__setitem__(history, 3, big)  # behind its back: nothing can see this...
+    history.append(user("and now?"))
+    assert not compactor.compact_sync(history).report.compacted  # ...so it was not looked at
+    assert compactor.compact_sync(list(history)).report.compacted  # a plain list is compared
+
+
+def test_an_edit_through_the_conversation_is_seen():
+    compactor = Compactor(policy=POLICY)
+    history = Conversation([system("You help."), *turn(0), *turn(1)])
+    compactor.compact_sync(history)
+    history[3] = tool("c0", "x" * 5_000, name="logs")  # now over the trigger
+    result = compactor.compact_sync(history)
+    assert result.report.compacted
+    assert isinstance(result.messages, Conversation) and result.messages is not history
+
+
+@pytest.mark.parametrize(
+    ("edit", "counted"),
+    [
+        (lambda c: c.append(user("x")), False),
+        (lambda c: c.extend([user("x")]), False),
+        (lambda c: c.__iadd__([user("x")]), False),
+        (lambda c: c.__setitem__(1, user("x")), True),
+        (lambda c: c.__setitem__(slice(1, 2), [user("x")]), True),
+        (lambda c: c.__delitem__(1), True),
+        (lambda c: c.insert(1, user("x")), True),
+        (lambda c: c.pop(), True),
+        (lambda c: c.remove(c[1]), True),
+        (lambda c: c.clear(), True),
+        (lambda c: c.sort(key=lambda m: m.role), True),
+        (lambda c: c.reverse(), True),
+        (lambda c: c.__imul__(1), True),
+    ],
+)
+def test_only_adding_at_the_end_is_not_an_edit(edit, counted):
+    history = Conversation([system("You help."), *turn(0)])
+    edit(history)
+    assert (history.edits == 1) is counted
+
+
+def test_turn_by_turn_a_conversation_answers_as_a_plain_list_does():
+    conversation_engine, list_engine = Compactor(policy=POLICY), Compactor(policy=POLICY)
+    history: Conversation = Conversation([system("You help.")])
+    plain: list = [system("You help.")]
+    for n in range(12):
+        history.extend(turn(n))
+        plain = plain + turn(n)
+        mine, theirs = conversation_engine.compact_sync(history), list_engine.compact_sync(plain)
+        assert list(mine.messages) == theirs.messages
+        assert isinstance(mine.messages, Conversation)
+        history, plain = mine.messages, theirs.messages

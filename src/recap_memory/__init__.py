@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from recap_memory.chain import Chain, SummaryRow
 from recap_memory.compactor import CompactionResult, Compactor, Report
+from recap_memory.conversation import Conversation
 from recap_memory.counting import Meter, Size, approx_tokens
 from recap_memory.errors import (
     BackendError,
@@ -40,6 +41,7 @@ __all__ = [
     "ConfigurationError",
     "ContextOverflowError",
     "ContextTooLargeError",
+    "Conversation",
     "InputError",
     "InvalidHistoryError",
     "Message",

@@ -31,6 +31,7 @@ from recap_memory.chain import (
     SummaryRow,
     split_view,
 )
+from recap_memory.conversation import Conversation
 from recap_memory.counting import Meter, Size
 from recap_memory.errors import (
     BackendError,
@@ -145,7 +146,10 @@ class Compactor:
         record: Sequence[M] | None = None,
     ) -> CompactionResult[M]:
         """:meth:`compact` for synchronous code: its own event loop, or a worker thread
-        when called from inside a running one (Jupyter, an async web handler)."""
+        when called from inside a running one (Jupyter, an async web handler). A turn
+        with nothing due is answered here, without either."""
+        if (answer := self.answer_if_not_due(messages, tools=tools)) is not None:
+            return answer
         work = self.compact(messages, tools=tools, request_id=request_id, record=record)
         return run_sync(work)
 
@@ -164,7 +168,9 @@ class Compactor:
         written by an earlier pass is recognised and its chain continued), or,
         with ``chain`` given, the un-summarized messages of a stored session. They
         may be recap messages, OpenAI chat dicts or LangChain messages: the result's
-        messages are of the same kind (OpenAI dicts clean, ready for a provider).
+        messages are of the same kind (OpenAI dicts clean, ready for a provider), in a
+        :class:`~recap_memory.conversation.Conversation` when given one (then a turn with
+        nothing due costs O(new messages), not O(history)).
         ``tools`` are the tool schemas sent with every request (counted). ``record``,
         the full history (messages with ids) or a reader of it, lets a strategy that
         re-reads the raw record (the extractive one) fold from the messages the summary
@@ -180,10 +186,9 @@ class Compactor:
             disabled = Report(False, "skipped", self.summarizer.name, reason="disabled")
             return CompactionResult(list(messages), Chain(), disabled)
         if chain is None:
-            started = time.perf_counter()
-            known = self._prefixes.read(messages, self.meter)
-            if (quick := self._not_due(known, messages, tools, started)) is not None:
-                return quick
+            known = self._read(messages, tools)
+            if isinstance(known, CompactionResult):
+                return known
             history = known.messages()
             kind = known.kind
         else:
@@ -196,9 +201,30 @@ class Compactor:
         if chain is None and self.policy.enabled:  # a stored session is held by the service
             result = self._hold(result, tools)
         out = result.messages if kind == "recap" else as_kind(result.messages, kind)
-        if chain is None and result.report.compacted:
-            self._prefixes.remember(Prefix.read(out, self.meter))  # the next turn extends it
+        if isinstance(messages, Conversation):
+            out = Conversation(out)
+        if chain is None and result.report.compacted:  # the next turn extends it
+            self._prefixes.remember(Prefix.read(out, self.meter, result.chain))
         return cast(CompactionResult[M], CompactionResult(out, result.chain, result.report))
+
+    def answer_if_not_due(
+        self, messages: Sequence[M], *, tools: Sequence[Mapping[str, Any]] | None = None
+    ) -> CompactionResult[M] | None:
+        """What :meth:`compact` answers for a history with nothing due — the history as it
+        is — computed here and now, without an event loop; None when a pass must look."""
+        if not self.policy.enabled:
+            return None
+        read = self._read(messages, tools)
+        return read if isinstance(read, CompactionResult) else None
+
+    def _read(
+        self, messages: Sequence[M], tools: Sequence[Mapping[str, Any]] | None
+    ) -> CompactionResult[M] | Known:
+        """The history as the prefix cache knows it, or the answer when nothing is due."""
+        started = time.perf_counter()
+        known = self._prefixes.read(messages, self.meter)
+        quick = self._not_due(known, messages, tools, started)
+        return quick if quick is not None else known
 
     def _not_due(
         self,

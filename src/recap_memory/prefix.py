@@ -3,13 +3,18 @@
 An app calls ``compact`` once per turn on a history that only grows. A
 :class:`PrefixCache` remembers, for the last histories it saw, the messages as
 given, their conversion, the summary chain at their front, their size and where
-their last tool group starts. A call whose history starts with a remembered one
-(compared element by element with Python's list equality, which takes an
-identical object as equal at C speed and compares the others by content, so an
-edit in the middle is seen) only converts, validates and measures the messages
-added since; the engine then decides "not due" from the sizes alone. Anything
-else — a history edited in the middle, another conversation — is measured whole,
-as before, and remembered for the next call.
+their last tool group starts. A call whose history starts with a remembered one only
+converts, validates and measures the messages added since; the engine then decides
+"not due" from the sizes alone. Anything else — a history edited in the middle,
+another conversation — is measured whole, as before, and remembered for the next call.
+
+Whether a history starts with a remembered one is checked two ways:
+
+- a plain list is compared element by element with Python's list equality, which
+  takes an identical object as equal at C speed and compares the others by content,
+  so a message replaced anywhere is seen (O(n), but a few nanoseconds a message);
+- a :class:`~recap_memory.conversation.Conversation` read before and not edited since
+  (it counts its edits) is trusted without a look at the old messages: O(new).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recap_memory.chain import Chain, split_view
+from recap_memory.conversation import Conversation
 from recap_memory.counting import Meter, Size
 from recap_memory.kinds import Kind, as_messages, kind_of
 from recap_memory.messages import Message, validate_history
@@ -45,19 +51,29 @@ class Prefix:
     """What the summary at the front measures (measured once: it is read every turn)."""
     last_head: int
     """Index of the last message that is not a tool result (its group may be open)."""
+    source: tuple[int, int] | None = None
+    """The Conversation these messages are, and its edit count, when read from one."""
 
     @classmethod
-    def read(cls, items: Sequence[Any], meter: Meter) -> Prefix:
-        """A history read whole: converted, validated, split and measured (O(n))."""
+    def read(cls, items: Sequence[Any], meter: Meter, chain: Chain | None = None) -> Prefix:
+        """A history read whole: converted, validated, split and measured (O(n)).
+        ``chain``: the summary chain at its front when the caller knows it exactly (the
+        result of a pass, with message ids); else it is read back from the text."""
         kind = kind_of(items)
         messages = as_messages(items, kind)
         validate_history(messages)
-        body, chain, _ = split_view(messages)
-        summary = chain.message()
+        body, parsed, _ = split_view(messages)
+        summary = parsed.message()
         return cls(
-            list(items), kind, messages, chain, meter.messages(body),
-            meter.message(summary) if summary is not None else Size(), _last_head(messages),
+            list(items), kind, messages, chain if chain is not None else parsed,
+            meter.messages(body), meter.message(summary) if summary is not None else Size(),
+            _last_head(messages), _source(items),
         )  # fmt: skip
+
+    def trusts(self, items: Sequence[Any]) -> bool:
+        """Whether ``items`` is the Conversation these messages were read from, unedited
+        since (then its first messages are these, without a look)."""
+        return self.source is not None and _source(items) == self.source
 
     def extend(self, new: Sequence[Any], meter: Meter) -> bool:
         """Append ``new``: only they are converted, measured, and validated from the last
@@ -73,6 +89,11 @@ class Prefix:
         self.size = self.size + meter.messages(added)
         self.last_head = _last_head(self.messages, start, self.last_head)
         return True
+
+
+def _source(items: Sequence[Any]) -> tuple[int, int] | None:
+    """Which Conversation ``items`` is, and its edit count (None for any other sequence)."""
+    return (items.token, items.edits) if isinstance(items, Conversation) else None
 
 
 @dataclass(frozen=True)
@@ -123,15 +144,21 @@ class PrefixCache:
     @staticmethod
     def _extends(known: Prefix, items: Sequence[Any], meter: Meter) -> bool:
         """Whether ``items`` start with ``known``'s messages (then ``known`` grows by the
-        rest). Python's list equality takes an identical object as equal at C speed and
-        compares the others by content: an edit anywhere is seen."""
+        rest): trusted for the unedited Conversation ``known`` was read from, else
+        compared whole (the new messages are added to ``known`` for the comparison,
+        which copies nothing, and taken off again when it fails)."""
         count = len(known.items)
         if len(items) < count:
             return False
-        head = items[:count]
-        if (head if isinstance(head, list) else list(head)) != known.items:
-            return False
-        return count == len(items) or known.extend(items[count:], meter)
+        new = list(items[count:])
+        if not known.trusts(items):
+            known.items.extend(new)
+            same = known.items == (items if isinstance(items, list) else list(items))
+            del known.items[count:]
+            if not same:
+                return False
+            known.source = _source(items)
+        return not new or known.extend(new, meter)
 
     def remember(self, prefix: Prefix) -> None:
         """Keep ``prefix`` for the next call (the oldest slot goes when full)."""

@@ -31,8 +31,7 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
-from recap_memory.adapters.langchain import from_langchain, to_langchain
-from recap_memory.compactor import Report
+from recap_memory.compactor import CompactionResult, Report
 from recap_memory.configured import configured_compactor
 from recap_memory.llm.base import ChatModel
 from recap_memory.llm.langchain import LangChainModel
@@ -141,24 +140,22 @@ class Summarization:
         """The ``messages`` update that compacts ``messages`` (None when nothing is due)."""
         if not self.policy.enabled:
             return None, SummarizeResult(False, "disabled", "skipped")
-        history = [from_langchain(m) for m in messages]
-        outcome = await self.compactor.compact(history, request_id=request_id)
-        report = outcome.report
-        await self._record(report, request_id, config)
-        result = SummarizeResult(
-            report.compacted,
-            report.reason,
-            report.path,
-            len(messages),
-            len(outcome.messages),
-            report.size_before.chars,
-            report.size_after.chars,
-            report.elapsed_ms,
-            report,
-        )
-        if not report.compacted:
-            return None, result
-        return _messages_update(list(messages), [to_langchain(m) for m in outcome.messages]), result
+        outcome = await self.compactor.compact(messages, request_id=request_id)
+        await self._record(outcome.report, request_id, config)
+        return _planned(messages, outcome)
+
+    def plan_sync(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        request_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> tuple[list[BaseMessage] | None, SummarizeResult]:
+        """:meth:`plan` for synchronous code; a turn with nothing due and no usage sink to
+        tell is answered without an event loop."""
+        if self.sink is None and (quick := self.compactor.answer_if_not_due(messages)):
+            return _planned(messages, quick)
+        return run_sync(self.plan(messages, request_id=request_id, config=config))
 
     async def _record(
         self, report: Report, request_id: str | None, config: Mapping[str, Any] | None
@@ -228,13 +225,20 @@ def summarization_node(summarization: Summarization | None = None) -> Any:
     configured = summarization or Summarization()
 
     async def summarize(state: Mapping[str, Any]) -> dict[str, Any]:
-        update, _ = await configured.plan(list(state.get("messages") or []))
+        update, _ = await configured.plan(state_messages(state))
         return {"messages": update} if update is not None else {}
 
     def summarize_sync(state: Mapping[str, Any]) -> dict[str, Any]:
-        return run_sync(summarize(state))
+        update, _ = configured.plan_sync(state_messages(state))
+        return {"messages": update} if update is not None else {}
 
     return RunnableLambda(summarize_sync, afunc=summarize, name="recap_summarization")
+
+
+def state_messages(state: Mapping[str, Any]) -> Sequence[BaseMessage]:
+    """A graph state's messages as they are (a list is not copied: the engine only reads)."""
+    messages = state.get("messages") or []
+    return messages if isinstance(messages, list) else list(messages)
 
 
 class _SyncGraph:
@@ -249,6 +253,27 @@ class _SyncGraph:
 
     async def aupdate_state(self, config: Mapping[str, Any], values: Any, **kw: Any) -> Any:
         return self.agent.update_state(config, values, **kw)
+
+
+def _planned(
+    messages: Sequence[BaseMessage], outcome: CompactionResult[Any]
+) -> tuple[list[BaseMessage] | None, SummarizeResult]:
+    """The update (None when the pass changed nothing) and the result of one pass."""
+    report = outcome.report
+    result = SummarizeResult(
+        report.compacted,
+        report.reason,
+        report.path,
+        len(messages),
+        len(outcome.messages),
+        report.size_before.chars,
+        report.size_after.chars,
+        report.elapsed_ms,
+        report,
+    )
+    if not report.compacted:
+        return None, result
+    return _messages_update(list(messages), list(outcome.messages)), result
 
 
 def _messages_update(old: list[BaseMessage], new: list[BaseMessage]) -> list[BaseMessage]:

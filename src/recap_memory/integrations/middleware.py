@@ -19,11 +19,10 @@ from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 
-from recap_memory.integrations.langgraph import Summarization, UsageSink
+from recap_memory.integrations.langgraph import Summarization, UsageSink, state_messages
 from recap_memory.llm.base import ChatModel
 from recap_memory.policy import Policy
 from recap_memory.settings import SummarizationSettings
-from recap_memory.sync import run_sync
 
 
 class RecapMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -50,9 +49,10 @@ class RecapMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def before_model(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
         """The ``messages`` update that compacts the state, or None when nothing is due."""
-        return run_sync(self.abefore_model(state, runtime))
+        update, _ = self.summarization.plan_sync(state_messages(state))
+        return {"messages": update} if update is not None else None
 
     async def abefore_model(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
         """:meth:`before_model` for ``ainvoke``."""
-        update, _ = await self.summarization.plan(list(state.get("messages") or []))
+        update, _ = await self.summarization.plan(state_messages(state))
         return {"messages": update} if update is not None else None
