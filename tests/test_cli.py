@@ -28,8 +28,8 @@ def test_compact_writes_history_and_report(tmp_path: Path):
     assert compacted[-3:] == original[-3:]  # the newest turn verbatim
     for key in ("messages_removed", "chars_removed", "summary_chars", "covered", "elapsed_ms"):
         assert key in figures
-    first, last = figures["covered"]
-    assert f"messages {first}–{last}" in compacted[1]["content"]
+    first, last = figures["covered"]  # input indices; the header numbers messages from 1
+    assert f"messages {first + 1}–{last + 1}," in compacted[1]["content"]
 
 
 def test_compact_reads_stdin_and_jsonl(tmp_path: Path):

@@ -267,7 +267,8 @@ def test_a_session_compacted_turn_by_turn_stays_bounded():
             assert len(summary[0].text) <= 2 * 1_500 + 400  # two caps and the row headers
         assert Meter().messages(view).chars <= 6_000 + 3_500
     chain = parse_summary_message(view[1])
-    assert chain is not None and chain.rows[0].first == 1  # still covers the whole record
+    assert chain is not None and chain.rows[0].span is not None
+    assert chain.rows[0].span[0] == 2  # message 1 is the system prompt: the whole record
 
 
 def test_with_the_record_at_hand_an_update_folds_the_raw_messages_not_the_summary_text():

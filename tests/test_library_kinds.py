@@ -65,3 +65,47 @@ def test_a_developer_message_is_kept_in_front_like_a_system_prompt():
     assert result.report.compacted
     assert result.messages[0] == history[0], "kept as written, role included"
     assert result.messages[1]["content"].startswith("[recap summary")
+
+
+# the summary's header: message numbers the model can read, exact ids in the result ----------
+
+
+def _numbers(header_line: str) -> tuple[int, int]:
+    covered = header_line.split("messages ", 1)[1].split(",")[0].rstrip("]")
+    first, last = covered.split("–")
+    return int(first), int(last)
+
+
+def test_the_header_names_message_numbers_and_the_result_keeps_the_ids():
+    from recap_memory.adapters.langchain import to_langchain
+
+    history = [
+        to_langchain(m.replace(id=f"lc_run--{n:04d}-6f651991-8c1d-4a7e-9b0f-01a22dc6e5f3-0"))
+        for n, m in enumerate(agent_history(6))
+    ]
+    result = Compactor(policy=POLICY).compact_sync(history)
+    header = str(result.messages[1].content).splitlines()[0]
+    assert "lc_run" not in header and len(header) < 50, header
+    row = result.chain.rows[0]
+    assert (row.first, row.last) == (history[1].id, row.last) and str(row.last).startswith("lc_")
+    first, last = _numbers(header)
+    assert first == 2, "message 1 is the system prompt"
+    assert history[last - 1].id == row.last, "the numbers count the conversation's messages"
+
+
+@pytest.mark.parametrize("fresh_engine_each_turn", [False, True])
+def test_rolling_numbers_count_every_message_of_the_conversation(fresh_engine_each_turn):
+    compactor = Compactor(policy=POLICY)
+    conversation = openai_history()
+    view: list[dict] = conversation[:2]
+    folds = 0
+    for sent, message in enumerate(conversation[2:], start=3):
+        engine = Compactor(policy=POLICY) if fresh_engine_each_turn else compactor
+        result = engine.compact_sync([*view, message])
+        view, folds = result.messages, folds + result.report.compacted
+        if view[1]["content"].startswith("[recap summary"):
+            first, last = _numbers(view[1]["content"].splitlines()[0])
+            tail = view[2:]
+            assert first == 2 and last + len(tail) == sent, "summary + tail = the whole record"
+            assert tail == conversation[last:sent]
+    assert folds >= 3, "a rolling chain, not one pass"

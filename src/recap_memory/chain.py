@@ -4,6 +4,9 @@ A :class:`SummaryRow` holds a summary's text, the first and last message it
 covers (by message id, or by position when messages have no ids), the
 messages inside that range that were carried forward verbatim instead
 (pinned or system), and the user's standing instructions, kept word for word.
+Its header names the range by message numbers (1 is the conversation's first
+message), a few characters, where they are known: exact ids stay in the row (the
+result, the stored rows), not in the text the model reads every turn.
 
 The model sees the whole chain as ONE user message (Design A), one section
 per row; :func:`parse_summary_message` reads such a message back, so a history
@@ -43,23 +46,34 @@ class SummaryRow:
     strategy: str = "extractive"
     source_chars: int = 0
     """Characters of the messages this row folds (the original record)."""
+    span: tuple[int, int] | None = None
+    """The first and last message it covers, numbered from 1 at the conversation's start
+    (what its header shows); None where unknown, and then the header shows the refs."""
 
     @property
     def episode_range(self) -> str:
         """The covered range as ``"first-last"`` (Design B's ``"259-263"``)."""
         return f"{self.first}-{self.last}"
 
+    def header(self) -> str:
+        """The row's first line: the range it covers and the characters it folds."""
+        return header(self.span or (self.first, self.last), self.source_chars)
+
     def render(self) -> str:
         """The row as the model will read it."""
-        header = SIZED_HEADER if self.source_chars else HEADER
-        parts = [
-            header.format(first=self.first, last=self.last, chars=self.source_chars),
-            self.text.strip(),
-        ]
+        parts = [self.header(), self.text.strip()]
         if self.instructions:
             lines = "\n".join(f"- {i}" for i in self.instructions)
             parts.append(f"{INSTRUCTIONS_HEADING}\n{lines}")
         return "\n".join(parts)
+
+
+def header(covers: tuple[Ref, Ref], source_chars: int = 0) -> str:
+    """A row's first line for the range ``covers`` (and the characters it folds)."""
+    first, last = covers
+    if source_chars:
+        return SIZED_HEADER.format(first=first, last=last, chars=source_chars)
+    return HEADER.format(first=first, last=last)
 
 
 @dataclass(frozen=True)
@@ -85,7 +99,13 @@ class Chain:
             carried=tuple(c for r in rows for c in r.carried),
             strategy=rows[-1].strategy,
             source_chars=sum(r.source_chars for r in rows),
+            span=(rows[0].span[0], rows[-1].span[1]) if rows[0].span and rows[-1].span else None,
         )
+
+    def next_number(self) -> int | None:
+        """The number of the first message after the chain's range (None: unknown)."""
+        latest = self.latest
+        return latest.span[1] + 1 if latest is not None and latest.span else None
 
     def with_row(self, row: SummaryRow, *, replaces: int = 0) -> Chain:
         """The chain with ``row`` appended in place of its last ``replaces`` rows."""
@@ -116,11 +136,13 @@ def parse_summary_message(message: Message) -> Chain | None:
         end = headers[n + 1].start() if n + 1 < len(headers) else len(text)
         body = text[match.end() : end].strip()
         body, _, instructions = body.partition(INSTRUCTIONS_HEADING)
+        first, last = _ref(match.group(1)), _ref(match.group(2))
         rows.append(
             SummaryRow(
                 text=body.strip(),
-                first=_ref(match.group(1)),
-                last=_ref(match.group(2)),
+                first=first,
+                last=last,
+                span=(first, last) if isinstance(first, int) and isinstance(last, int) else None,
                 messages=0,
                 instructions=tuple(
                     line[2:] for line in instructions.strip().splitlines() if line.startswith("- ")

@@ -25,12 +25,12 @@ from typing_extensions import TypeVar
 
 from recap_memory.chain import (
     INSTRUCTIONS_HEADING,
-    SIZED_HEADER,
     Chain,
     Ref,
     SummaryRow,
     split_view,
 )
+from recap_memory.chain import header as row_header
 from recap_memory.conversation import Conversation
 from recap_memory.counting import Meter, Size
 from recap_memory.errors import (
@@ -196,7 +196,12 @@ class Compactor:
             history = as_messages(messages, kind)
         reader = record_in(record) if isinstance(record, Sequence) else record
         result = await self._compact(
-            history, chain=chain, tools=tools, request_id=request_id, record=reader
+            history,
+            chain=chain,
+            tools=tools,
+            request_id=request_id,
+            record=reader,
+            view_chain=None if chain is not None else known.chain,
         )
         if chain is None and self.policy.enabled:  # a stored session is held by the service
             result = self._hold(result, tools)
@@ -260,14 +265,18 @@ class Compactor:
         tools: Sequence[Mapping[str, Any]] | None,
         request_id: str | None,
         record: RecordReader | None,
+        view_chain: Chain | None = None,
     ) -> CompactionResult:
+        """One pass; ``view_chain``: the chain at the front of ``messages`` (a view) when
+        it is known exactly (with message ids), else it is read back from its text."""
         started = time.perf_counter()
         prefix = f"[{request_id}] " if request_id else ""
         if not self.policy.enabled:
             return self._unchanged(messages, chain or Chain(), "skipped", "disabled", started)
         validate_history(messages)
         if chain is None:
-            body, chain, positions = split_view(messages)
+            body, parsed, positions = split_view(messages)
+            chain = view_chain if view_chain is not None else parsed
         else:
             body, positions = list(messages), list(range(len(messages)))
         fixed = self.meter.tools(tools)
@@ -375,7 +384,8 @@ class Compactor:
         cap = self.policy.summary_max
         first, last = base.first if base else ref(plan.fold[0]), ref(plan.fold[-1])
         source_total = folded_size.chars + (base.source_chars if base else 0)
-        header = SIZED_HEADER.format(first=first, last=last, chars=source_total)
+        span = _span(plan, chain, base)
+        header = row_header(span or (first, last), source_total)
         untouched = chain.rows[: len(chain.rows) - replaces]
         max_chars = (
             self.policy.summary_chars()
@@ -421,6 +431,7 @@ class Compactor:
             carried=(*(base.carried if base else ()), *(ref(i) for i in plan.carried)),
             strategy=summarizer.name,
             source_chars=source_total,
+            span=span,
         )
         return Fold(summary=text, model=fold.model), chain.with_row(row, replaces=replaces)
 
@@ -520,6 +531,22 @@ def _failure(summarizer: Summarizer, exc: Exception) -> str:
 def _is_bug(exc: Exception) -> bool:
     """True for failures no backend or validator explains (log them with a traceback)."""
     return not isinstance(exc, RecapError)
+
+
+def _span(plan: Plan, chain: Chain, base: SummaryRow | None) -> tuple[int, int] | None:
+    """The numbers of the first and last message a new row covers (see
+    :attr:`SummaryRow.span`): counted on from the chain's last number, or from the
+    history's start when there is no chain yet; None when the chain's are unknown."""
+    first, last = plan.fold[0], plan.fold[-1]
+    if not chain.rows:
+        return first + 1, last + 1  # the history starts at the conversation's start
+    start = chain.next_number()
+    if start is None:
+        return None
+    end = start + last - first  # what lies before the first folded message was carried
+    if base is None:
+        return start, end
+    return (base.span[0], end) if base.span else None
 
 
 def _refs(body: Sequence[Message], positions: Sequence[int]) -> Callable[[int], Ref]:
