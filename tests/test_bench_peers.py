@@ -20,7 +20,7 @@ from benchmarks import peers
 from benchmarks.commands import app
 from benchmarks.conversations import parallel_session
 from benchmarks.peers.budget import TEMPLATES
-from benchmarks.peers.checks import trigger_checks
+from benchmarks.peers.checks import AS_CONVERSATION, AS_MIDDLEWARE, trigger_checks
 from benchmarks.peers.engines import ENGINES, ONCE, READS_ALL
 from benchmarks.peers.validity import parallel_cases
 from recap_memory.adapters.langchain import to_langchain
@@ -45,9 +45,17 @@ ROWS = (
     "LoCoMo token recall at 20%",
     "  … each peer reading all it folds",
     "per-turn call, 10 msgs",
+    "per-turn call, 10 msgs · Conversation",
+    "per-turn call, 10 msgs · RecapMiddleware",
     "per-turn call, 100 msgs",
+    "per-turn call, 100 msgs · Conversation",
+    "per-turn call, 100 msgs · RecapMiddleware",
+    "LoCoMo rolling recall, whole convs",
+    "  … each peer reading all it folds, rolling",
     "summarizer input, whole convs",
     "per-turn growth, 100÷10",
+    "per-turn growth, 100÷10 · Conversation",
+    "per-turn growth, 100÷10 · RecapMiddleware",
 )
 
 
@@ -120,9 +128,22 @@ def test_peers_reading_all_they_fold_are_measured_too_and_tie(figures: peers.Pee
         assert best.read_share > 0.9 and abs(best.token_recall - recap) < 0.02
 
 
+def test_recap_rolled_turn_by_turn_keeps_at_least_what_peers_keep_at_their_defaults(
+    figures: peers.PeersFigures,
+) -> None:
+    """Rolling recall: whole conversations fed one message per turn, each engine folding
+    as often as its policy says; scored on the context after the last turn."""
+    recap = figures.sessions["recap"]
+    assert recap.folds > 1 and 0 < recap.token_recall <= 1
+    assert all(recap.token_recall >= figures.sessions[e].token_recall for e in ENGINES)
+    assert set(figures.sessions) == {*ENGINES, *READS_ALL.values()}
+
+
 def test_the_trigger_checks_find_nothing_due() -> None:
     checks = trigger_checks(50)
     assert checks["recap"]().report.reason == "under the trigger threshold"
+    assert checks[AS_CONVERSATION]().report.reason == "under the trigger threshold"
+    assert checks[AS_MIDDLEWARE]() is None
     assert checks["langchain"]() is None
     result: Any = checks["langmem"]()
     assert result.running_summary is None

@@ -21,10 +21,12 @@ all alike):
 - valid-history rate on τ-bench trajectories and on generated sessions with parallel
   tool calls at the cut, one compaction each (:mod:`.validity`);
 - LoCoMo answer token recall after one compaction at the same budget (:mod:`.recall`);
-- the per-turn call when nothing is due (recap through ``compact_sync``, its users'
-  path), at 10 / 1,000 / 100,000 messages (:mod:`.checks`);
-- summarizer input tokens over whole LoCoMo conversations fed one message per turn
-  (:mod:`.sessions`).
+- the per-turn call when nothing is due, at 10 / 1,000 / 100,000 messages, through
+  each path recap's users call (``compact_sync`` on a list and on a Conversation,
+  ``RecapMiddleware.before_model``), and its growth (:mod:`.checks`);
+- over whole LoCoMo conversations fed one message per turn (:mod:`.sessions`): the
+  answer recall of the context after the last turn (rolling recall, each peer also
+  reading all it folds) and the summarizer input tokens.
 
 This module runs the whole benchmark.
 """
@@ -115,7 +117,7 @@ def run(
     }
     sessions = {
         e: session_costs(samples[: options.session_samples], e, options.session_budget)
-        for e in ENGINES
+        for e in (*ENGINES, *READS_ALL.values())
     }
     checks = [check_costs(n, options.check_samples) for n in options.check_sizes]
     rows = compared_rows(taubench, parallel, recall, options.locomo_fraction, sessions, checks)

@@ -3,8 +3,11 @@ histories of growing size, through the path its users call (engines alternate sa
 by sample, so drift hits all).
 
 recap: ``Compactor.compact_sync(history)`` on a list of OpenAI chat dicts that grows by
-one message before each call, as an app appends a turn and calls it; LangChain:
-``SummarizationMiddleware.before_model`` on the state; LangMem: ``summarize_messages``."""
+one message before each call, as an app appends a turn and calls it; the same on a
+:class:`~recap_memory.conversation.Conversation` (:data:`AS_CONVERSATION`); and
+``RecapMiddleware.before_model`` on an agent state that grows the same way
+(:data:`AS_MIDDLEWARE`). LangChain: ``SummarizationMiddleware.before_model`` on the
+state; LangMem: ``summarize_messages``."""
 
 from __future__ import annotations
 
@@ -20,7 +23,13 @@ from langmem.short_term import summarization as langmem
 from benchmarks.peers.budget import PeerBudget
 from benchmarks.peers.engines import RUNTIME, agent_state, middleware, recap_policy
 from recap_memory.compactor import Compactor
+from recap_memory.conversation import Conversation
+from recap_memory.integrations.middleware import RecapMiddleware
 
+AS_CONVERSATION = "Conversation"
+AS_MIDDLEWARE = "RecapMiddleware"
+RECAP_PATHS = (AS_CONVERSATION, AS_MIDDLEWARE)
+"""recap's other per-turn paths, each timed beside the peers as recap's own row is."""
 UNREACHABLE = 10**12
 """A trigger no test history reaches (the checks are timed alone)."""
 CHECK_BUDGET = PeerBudget(keep=10, summary=250, trigger=UNREACHABLE)
@@ -50,6 +59,12 @@ def trigger_checks(size: int) -> dict[str, Callable[[], object]]:
     compactor.compact_sync(history)  # the first call reads the history whole
     arriving = itertools.count(size)
     state = agent_state(record)
+    conversation_engine = Compactor(policy=recap_policy(CHECK_BUDGET))
+    conversation = Conversation(_chat(i) for i in range(size))
+    conversation_engine.compact_sync(conversation)
+    recap_mw = RecapMiddleware(policy=recap_policy(CHECK_BUDGET))
+    agent_record = list(record)
+    recap_mw.before_model(agent_state(agent_record), RUNTIME)
 
     def langchain_check() -> object:
         return mw.before_model(state, RUNTIME)
@@ -63,7 +78,22 @@ def trigger_checks(size: int) -> dict[str, Callable[[], object]]:
         history.append(_chat(next(arriving)))
         return compactor.compact_sync(history)
 
-    return {"recap": recap_check, "langchain": langchain_check, "langmem": langmem_check}
+    def conversation_check() -> object:
+        conversation.append(_chat(next(arriving)))
+        return conversation_engine.compact_sync(conversation)
+
+    def middleware_check() -> object:
+        n = next(arriving)
+        agent_record.append((HumanMessage if n % 2 == 0 else AIMessage)(f"message {n}", id=f"m{n}"))
+        return recap_mw.before_model(agent_state(agent_record), RUNTIME)
+
+    return {
+        "recap": recap_check,
+        "langchain": langchain_check,
+        "langmem": langmem_check,
+        AS_CONVERSATION: conversation_check,
+        AS_MIDDLEWARE: middleware_check,
+    }
 
 
 def _chat(i: int) -> dict[str, str]:

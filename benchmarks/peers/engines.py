@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from langchain.agents.middleware.summarization import SummarizationMiddleware
@@ -22,7 +22,7 @@ from langmem.short_term import summarization as langmem
 from benchmarks.peers.budget import PEER_METER, PeerBudget, lc_tokens, tokens
 from recap_memory.adapters.langchain import from_langchain, to_langchain
 from recap_memory.compactor import Compactor
-from recap_memory.counting import Meter, Size
+from recap_memory.conversation import Conversation
 from recap_memory.integrations.extractive_chat import ExtractiveChatModel
 from recap_memory.llm.langchain import LangChainModel
 from recap_memory.messages import Message
@@ -39,7 +39,18 @@ Engine = Callable[[list[Message], PeerBudget, ExtractiveChatModel], list[Message
 Turn = Callable[[Message], tuple[bool, int]]
 """Feeds one message: whether the engine folded, and the tokens the agent's model would
 receive now."""
-TurnEngine = Callable[[PeerBudget, ExtractiveChatModel], Turn]
+
+
+@dataclass(frozen=True)
+class Feed:
+    """An engine fed a conversation turn by turn: :attr:`turn` feeds one message,
+    :attr:`context` is the text the agent's model would receive now."""
+
+    turn: Turn
+    context: Callable[[], str]
+
+
+TurnEngine = Callable[[PeerBudget, ExtractiveChatModel], Feed]
 """Starts an engine on an empty conversation."""
 
 
@@ -84,13 +95,17 @@ def summarize(
     running: Any = None,
     *,
     reads_all: bool = False,
+    rolling_reads_all: bool = False,
 ) -> Any:
     """LangMem's ``summarize_messages`` configured to ``budget`` (its own warnings muted);
     ``reads_all`` (one pass over a whole history): ``max_tokens`` at the history's size so
     its summarizer's input is never trimmed, and ``max_tokens_before_summary`` at that
     size less the kept tail, so it folds all but the same tail the others keep (LangMem
-    has no keep setting of its own)."""
-    if reads_all:
+    has no keep setting of its own); ``rolling_reads_all`` (turn by turn): the same
+    trigger, ``max_tokens`` far above any conversation so nothing it folds is trimmed."""
+    if rolling_reads_all:
+        limits = {"max_tokens": 10**9, "max_tokens_before_summary": budget.trigger_tokens}
+    elif reads_all:
         whole = lc_tokens(messages) + 1
         limits = {"max_tokens": whole, "max_tokens_before_summary": max(1, whole - budget.keep)}
     else:
@@ -114,27 +129,6 @@ def agent_state(messages: list[BaseMessage]) -> Any:
 def _applied(update: Mapping[str, Any]) -> list[BaseMessage]:
     """The state's messages after a ``RemoveMessage(REMOVE_ALL)`` + messages update."""
     return [m for m in update["messages"] if not isinstance(m, RemoveMessage)]
-
-
-@dataclass
-class DueGate:
-    """recap's per-turn gate as the service keeps it: the context's size and the messages
-    since the last fold as O(1) counters, never the messages themselves."""
-
-    policy: Policy
-    meter: Meter
-    size: Size = field(default_factory=Size)
-    pending: int = 0
-
-    def add(self, message: Message) -> bool:
-        """Count ``message`` in; whether a compaction is now due."""
-        self.size = self.size + self.meter.message(message)
-        self.pending += 1
-        return self.policy.is_due(self.size, self.pending)
-
-    def restart(self, view: Sequence[Message]) -> None:
-        """Count ``view`` afresh after a fold."""
-        self.size, self.pending = self.meter.messages(view), 0
 
 
 # once ------------------------------------------------------------------------------------------
@@ -188,65 +182,76 @@ ONCE: dict[str, Engine] = {
 # turn by turn --------------------------------------------------------------------------------
 
 
-def recap_turns(budget: PeerBudget, model: ExtractiveChatModel) -> Turn:
-    """recap as the service runs it: the :class:`DueGate` per turn, a compaction when due."""
+def recap_turns(budget: PeerBudget, model: ExtractiveChatModel) -> Feed:
+    """recap as an app calls it: ``compact_sync`` on the history before every turn, its
+    answer kept as the history (a :class:`Conversation`, so a turn costs O(new))."""
     compactor = recap_compactor(budget, model)
-    gate = DueGate(compactor.policy, PEER_METER)
-    view: list[Message] = []
+    view: list[Message] = Conversation()
 
     def turn(message: Message) -> tuple[bool, int]:
+        nonlocal view
         view.append(message)
-        folded = False
-        if gate.add(message):
-            result = compactor.compact_sync(view)
-            if folded := result.report.compacted:
-                view[:] = result.messages
-                gate.restart(view)
-        return folded, gate.size.tokens
+        result = compactor.compact_sync(view)
+        view = result.messages
+        return result.report.compacted, result.report.size_after.tokens
 
-    return turn
+    return Feed(turn, lambda: _text(view))
 
 
-def langchain_turns(budget: PeerBudget, model: ExtractiveChatModel) -> Turn:
+def langchain_turns(
+    budget: PeerBudget, model: ExtractiveChatModel, *, reads_all: bool = False
+) -> Feed:
     """The middleware's ``before_model`` before every turn; its updates applied to the state."""
-    mw = middleware(budget, model)
+    mw = middleware(budget, model, reads_all=reads_all)
     state: list[BaseMessage] = []
-    system = 0
+    system: list[Message] = []
 
     def turn(message: Message) -> tuple[bool, int]:
-        nonlocal state, system
+        nonlocal state
         if message.is_system:
-            system += tokens([message])
+            system.append(message)
         else:
             state.append(to_langchain(message))
         update = mw.before_model(agent_state(state), RUNTIME)
         if update is not None:
             state = _applied(update)
-        return update is not None, system + lc_tokens(state)
+        return update is not None, tokens(system) + lc_tokens(state)
 
-    return turn
+    return Feed(turn, lambda: _text([*system, *(from_langchain(m) for m in state)]))
 
 
-def langmem_turns(budget: PeerBudget, model: ExtractiveChatModel) -> Turn:
-    """``summarize_messages`` over the whole record before every turn, with its running summary."""
+def langmem_turns(
+    budget: PeerBudget, model: ExtractiveChatModel, *, reads_all: bool = False
+) -> Feed:
+    """``summarize_messages`` over the whole record before every turn, with its running
+    summary; ``reads_all``: its summarizer's input never trimmed (``max_tokens`` far above
+    any conversation), the same trigger."""
     record: list[BaseMessage] = []
     running: Any = None
+    latest: list[BaseMessage] = []
 
     def turn(message: Message) -> tuple[bool, int]:
-        nonlocal running
+        nonlocal running, latest
         record.append(to_langchain(message))
-        result = summarize(record, budget, model, running)
+        result = summarize(record, budget, model, running, rolling_reads_all=reads_all)
         summary = result.running_summary
         folded = summary is not None and summary is not running
         if folded:
             running = summary
-        return folded, lc_tokens(result.messages)
+        latest = result.messages
+        return folded, lc_tokens(latest)
 
-    return turn
+    return Feed(turn, lambda: _text([from_langchain(m) for m in latest]))
+
+
+def _text(messages: Sequence[Message]) -> str:
+    return "\n".join(m.text for m in messages)
 
 
 TURNS: dict[str, TurnEngine] = {
     "recap": recap_turns,
     "langchain": langchain_turns,
     "langmem": langmem_turns,
+    READS_ALL["langchain"]: lambda b, model: langchain_turns(b, model, reads_all=True),
+    READS_ALL["langmem"]: lambda b, model: langmem_turns(b, model, reads_all=True),
 }

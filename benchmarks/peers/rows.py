@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from benchmarks.peers.checks import CheckCost
+from benchmarks.peers.checks import RECAP_PATHS, CheckCost
 from benchmarks.peers.engines import ENGINES, READS_ALL
 from benchmarks.peers.recall import Recall
 from benchmarks.peers.sessions import Session
@@ -78,20 +78,37 @@ def compared_rows(
                       {e: recall[e] for e in ENGINES}, "token_recall"),
         Row("  … each peer reading all it folds", "recall", "higher",
             {e: recall[READS_ALL.get(e, e)].token_recall for e in ENGINES}),
-        *(
-            Row(f"per-turn call, {c.messages:,} msgs", "µs", "lower",
-                {e: s * 1e6 for e, s in c.seconds.items()}, strict=c.messages >= 100_000)
-            for c in checks
-        ),
-        attribute_row("summarizer input, whole convs", "tokens", "lower", sessions,
-                      "input_tokens"),
+        *(row for c in checks for row in _check_rows(c)),
+        attribute_row("LoCoMo rolling recall, whole convs", "recall", "higher",
+                      {e: sessions[e] for e in ENGINES}, "token_recall"),
+        Row("  … each peer reading all it folds, rolling", "recall", "higher",
+            {e: sessions[READS_ALL.get(e, e)].token_recall for e in ENGINES}),
+        attribute_row("summarizer input, whole convs", "tokens", "lower",
+                      {e: sessions[e] for e in ENGINES}, "input_tokens"),
     ]  # fmt: skip
     if len(checks) > 1:
         first, last = checks[0], checks[-1]
         name = f"per-turn growth, {_short(last.messages)}÷{_short(first.messages)}"
-        growth = {e: last.seconds[e] / first.seconds[e] for e in ENGINES}
-        rows.append(Row(name, "×", "lower", growth))
+        growth = {e: last.seconds[e] / first.seconds[e] for e in first.seconds}
+        rows.extend(_with_recap_paths(name, "×", growth))
     return rows
+
+
+def _check_rows(check: CheckCost) -> list[Row]:
+    """The per-turn call at one size: recap's list path, then its other paths."""
+    micros = {e: s * 1e6 for e, s in check.seconds.items()}
+    return _with_recap_paths(f"per-turn call, {check.messages:,} msgs", "µs", micros)
+
+
+def _with_recap_paths(name: str, unit: str, values: Mapping[str, float]) -> list[Row]:
+    """A lower-is-better row for recap's list path, and one for each of its other paths
+    (``name · path``, the same peers' figures beside each)."""
+    peers = {e: values[e] for e in ENGINES}
+    return [
+        Row(name, unit, "lower", peers),
+        *(Row(f"{name} · {path}", unit, "lower", {**peers, "recap": values[path]})
+          for path in RECAP_PATHS if path in values),
+    ]  # fmt: skip
 
 
 def _short(count: int) -> str:
