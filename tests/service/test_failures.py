@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from recap_memory.compactor import Compactor
 from recap_memory.errors import BackendError
 from recap_memory.llm import FakeModel
@@ -122,3 +124,34 @@ async def test_stats_count_each_model_calls_tokens_once(database_url: str) -> No
         stats = (await app.client.get("/stats")).json()["summary"]
         assert calls and stats["prompt_tokens"] == sum(e.prompt_tokens for e in calls) > 0
         assert stats["completion_tokens"] == sum(e.completion_tokens for e in calls)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I’m sorry, I cannot summarize this conversation.",
+        "Unfortunately, I cannot summarize this conversation.",
+        "<think>The user wants a summary; let me list the invoices",
+        "**Investigating:** invoices.<｜end▁of▁sentence｜>",
+    ],
+)
+async def test_a_refusal_is_never_stored_as_the_summary(database_url: str, answer: str) -> None:
+    """Issue 18's finding: with no fallback, a model that refuses leaves the session
+    un-summarized and says so (``summarization.failed``), never stores the refusal."""
+    model = FakeModel(default=answer)
+    compactor = Compactor(LLMSummarizer(model, rejected_retries=0), fallback=None)
+    async for app in running_app(database_url, compactor=compactor, embedded_worker=False):
+        session = await app.session()
+        for n in range(12):
+            await app.append(session, *turn(n))
+        waiting = asyncio.create_task(_events_until(app, session, "summarization.failed"))
+        await asyncio.sleep(0)
+        await app.state.runner.run_due()
+        events = await waiting
+        assert "summarization.finished" not in [e.name for e in events]
+        assert "rejected" in events[-1].data["reason"]
+        assert (await app.client.get(f"/sessions/{session}/summaries")).json() == []
+        context = (await app.client.get(f"/sessions/{session}/context")).json()
+        assert not any(answer[:20] in str(m["content"]) for m in context["messages"])
+        state = (await app.client.get(f"/sessions/{session}")).json()
+        assert state["summarized_through"] is None and state["failures"] == 1

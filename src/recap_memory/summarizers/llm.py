@@ -120,7 +120,7 @@ class LLMSummarizer(Summarizer):
             for retry in range(self.rejected_retries + 1):
                 completion = await self._call(prompt, request.usage)
                 try:
-                    summary = _accept(completion, chunk, summary, request.max_chars)
+                    summary = _accept(completion, chunk, summary, request.max_chars, template)
                     break
                 except SummaryRejected:
                     if retry == self.rejected_retries:
@@ -158,13 +158,17 @@ class LLMSummarizer(Summarizer):
         )
 
 
-def _accept(completion: Completion, chunk: str, previous: str | None, max_chars: int) -> str:
-    """The validated summary text of ``completion`` for ``chunk`` (and ``previous``)."""
+def _accept(
+    completion: Completion, chunk: str, previous: str | None, max_chars: int, template: str
+) -> str:
+    """The validated summary text of ``completion`` for ``chunk`` (and ``previous``), the
+    answer to ``template``'s instructions (which it must not repeat)."""
     text = validate_summary(
         completion.text,
         source_chars=len(chunk) + len(previous or ""),
         max_chars=max_chars,
         source=chunk,
+        instructions=template,
     )
     if completion.truncated:
         raise SummaryRejected(
