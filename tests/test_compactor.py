@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 
 import pytest
 
-from recap_memory import BackendError, Budget, Compactor, Meter, Policy, Trigger, validate_history
-from recap_memory.chain import parse_summary_message
+from recap_memory import (
+    BackendError,
+    Budget,
+    Compactor,
+    Message,
+    Meter,
+    Policy,
+    Trigger,
+    validate_history,
+)
+from recap_memory.chain import Chain, parse_summary_message
 from recap_memory.llm import Completion, FakeModel
 from recap_memory.masking import is_masked
 from recap_memory.summarizers import LLMSummarizer
@@ -293,3 +304,37 @@ def test_with_the_record_at_hand_an_update_folds_the_raw_messages_not_the_summar
     assert update.previous and [m.id for m in update.record] == first_fold
     compactor.compact_sync(view + full[16:])
     assert summarizer.requests[-1].record == (), "without the record, the text is all there is"
+
+
+async def test_a_long_pass_leaves_the_event_loop_free():
+    """Planning, reading instructions and the extractive summary run in worker threads:
+    a server's other requests (a health probe) are answered while a long pass runs."""
+    import random
+
+    rng = random.Random(0)
+    words = "payments checkout latency shard replica failover invoice refund".split()
+    history = [
+        Message(
+            role="user" if n % 2 == 0 else "assistant",
+            content=" ".join(f"{rng.choice(words)}{rng.randint(0, 999)}" for _ in range(400)),
+            id=n + 1,
+        )
+        for n in range(300)
+    ]
+    ticks = 0
+    running = True
+
+    async def probe() -> None:
+        nonlocal ticks
+        while running:
+            await asyncio.sleep(0.001)
+            ticks += 1
+
+    prober = asyncio.create_task(probe())
+    started = time.perf_counter()
+    result = await Compactor().compact(history, chain=Chain())
+    elapsed = time.perf_counter() - started
+    running = False
+    await prober
+    assert result.report.compacted
+    assert ticks >= 20 and ticks >= elapsed * 20, (ticks, elapsed)  # ≥ 1 per 50 ms of the pass

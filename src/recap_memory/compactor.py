@@ -14,6 +14,7 @@ when it fails too, the input comes back unchanged with the reason.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import time
@@ -282,12 +283,14 @@ class Compactor:
         fixed = self.meter.tools(tools)
         if (summary_message := chain.message()) is not None:
             fixed = fixed + self.meter.message(summary_message)
-        plan = plan_compaction(body, self.policy, self.meter, fixed=fixed)
+        plan = await asyncio.to_thread(  # seconds for a long history: off the event loop
+            plan_compaction, body, self.policy, self.meter, fixed=fixed
+        )
         if isinstance(plan, Skip):
             return self._unchanged(messages, chain, "skipped", plan.reason, started, plan.size)
 
         folded = [body[i] for i in plan.fold]
-        folded_size = self.meter.messages(folded)
+        folded_size = plan.folded
         log.info(
             "%ssummarizer: session=%d chars, removing %d msgs (%d chars), keeping %d msgs",
             prefix, plan.size.chars, len(folded), folded_size.chars,
@@ -375,12 +378,11 @@ class Compactor:
     ) -> tuple[Fold, Chain]:
         """Run ``summarizer`` and validate its answer; returns the fold and the new chain."""
         folded = [body[i] for i in plan.fold]
-        folded_size = self.meter.messages(folded)
+        folded_size = plan.folded
         replaces = self._rows_to_update(chain)
         base = chain.merged(replaces) if replaces else None  # updated cumulatively
-        instructions = merge_instructions(
-            base.instructions if base else (), standing_instructions(folded)
-        )
+        standing = await asyncio.to_thread(standing_instructions, folded)  # reads every line
+        instructions = merge_instructions(base.instructions if base else (), standing)
         cap = self.policy.summary_max
         first, last = base.first if base else ref(plan.fold[0]), ref(plan.fold[-1])
         source_total = folded_size.chars + (base.source_chars if base else 0)

@@ -52,6 +52,8 @@ class Plan:
     """Size of the context before compaction."""
     kept: Size
     """Size of the recent turns kept (``messages[cut:]``), after masking."""
+    folded: Size
+    """Size of the messages folded (measured once, here, with the rest)."""
 
 
 def plan_compaction(
@@ -98,7 +100,8 @@ def plan_compaction(
     kept = suffix[cut]
     if policy.mask_oversized_turn and not policy.keep.allows(kept):
         masked, kept = _mask_to_fit(messages, units, cut, kept, policy, meter)
-    return Plan(cut, fold, system, carried, masked, total, kept)
+    folded = sum((sizes[i] for i in fold), Size())
+    return Plan(cut, fold, system, carried, masked, total, kept, folded)
 
 
 def _suffix_sizes(sizes: Sequence[Size]) -> list[Size]:

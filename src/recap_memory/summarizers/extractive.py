@@ -18,6 +18,7 @@ wholesale for the newest span.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import math
 from collections import Counter
@@ -79,8 +80,10 @@ class ExtractiveSummarizer(Summarizer):
     reads_record = True
 
     async def fold(self, request: FoldRequest) -> Fold:
-        """Summarize the span into at most ``request.max_chars`` characters."""
-        return Fold(summary=self.summarize(request))
+        """Summarize the span into at most ``request.max_chars`` characters, in a worker
+        thread: a long span takes seconds of CPU, which must not stall the event loop
+        (a server answering other requests meanwhile)."""
+        return Fold(summary=await asyncio.to_thread(self.summarize, request))
 
     def summarize(self, request: FoldRequest) -> str:
         """The summary text (synchronous: no I/O is involved)."""
