@@ -212,7 +212,7 @@ async def gate_cost(url: str, options: Options) -> GateCost:
 @asynccontextmanager
 async def _sessions(store: Store, count: int) -> AsyncIterator[list[str]]:
     """``count`` new sessions of the benchmark's tenant, deleted afterwards."""
-    ids = [(await store.create_session(TENANT)).uuid for _ in range(count)]
+    ids = [(await store.create_session(TENANT)).session.uuid for _ in range(count)]
     try:
         yield ids
     finally:

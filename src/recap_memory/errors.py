@@ -101,3 +101,18 @@ class NotFoundError(StoreError, LookupError):
 
 class BusyError(StoreError):
     """The session is being compacted elsewhere; try again when it finishes."""
+
+
+class ConflictError(StoreError):
+    """The request contradicts what the store already holds (a message id reused for other
+    content, an Idempotency-Key reused for another request)."""
+
+
+class OutcomeUnknownError(StoreError):
+    """The database connection failed while committing: the write may or may not have
+    happened. A retry with the same Idempotency-Key (or message ids) is safe."""
+
+
+class IdempotencyKeyReusedError(StoreError):
+    """An Idempotency-Key already used for a different request; a new request needs a new
+    key."""

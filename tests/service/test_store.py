@@ -37,7 +37,7 @@ def _turn(n: int) -> list[Message]:
 
 
 async def _due_session(store: Store) -> str:
-    record = await store.create_session("t")
+    record = (await store.create_session("t")).session
     for n in range(8):
         appended = await store.append("t", record.uuid, _turn(n))
     assert appended.due
@@ -55,8 +55,8 @@ def _statements(store: Store) -> list[str]:
 
 
 async def test_the_gate_never_reads_the_messages(store: Store) -> None:
-    small = await store.create_session("t")
-    large = await store.create_session("t")
+    small = (await store.create_session("t")).session
+    large = (await store.create_session("t")).session
     await store.append("t", small.uuid, _turn(0))
     for n in range(40):
         await store.append("t", large.uuid, [m for k in range(10) for m in _turn(n * 10 + k)])

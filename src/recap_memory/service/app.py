@@ -78,7 +78,12 @@ async def build_state(
         max_overflow=settings.max_overflow,
         pool_timeout_s=settings.pool_timeout_s,
     )
-    store = Store(engine, policy, clock=clock)
+    store = Store(
+        engine,
+        policy,
+        clock=clock,
+        keys_kept_for=dt.timedelta(seconds=settings.idempotency_ttl_s),
+    )
     relay = (
         None if is_sqlite(settings.database_url) else PostgresRelay(settings.database_url, engine)
     )

@@ -13,9 +13,12 @@ from starlette.exceptions import HTTPException
 
 from recap_memory.errors import (
     BusyError,
+    ConflictError,
+    IdempotencyKeyReusedError,
     ContextTooLargeError,
     InputError,
     NotFoundError,
+    OutcomeUnknownError,
     StoreError,
 )
 
@@ -72,6 +75,26 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(BusyError)
     async def _busy(_: Request, exc: BusyError) -> JSONResponse:
         return error_response(409, "busy", str(exc), headers={"Retry-After": "1"})
+
+    @app.exception_handler(ConflictError)
+    async def _conflict(_: Request, exc: ConflictError) -> JSONResponse:
+        return error_response(409, "conflict", str(exc))
+
+    @app.exception_handler(IdempotencyKeyReusedError)
+    async def _key_reused(_: Request, exc: IdempotencyKeyReusedError) -> JSONResponse:
+        return error_response(422, "idempotency_key_reused", str(exc))
+
+    @app.exception_handler(OutcomeUnknownError)
+    async def _unknown(request: Request, exc: OutcomeUnknownError) -> JSONResponse:
+        retry = (
+            "retry with the same Idempotency-Key: it is safe"
+            if request.headers.get("idempotency-key")
+            else "read the record to see, or send writes with an Idempotency-Key header (or "
+            "messages with ids) so a retry is always safe"
+        )
+        return error_response(
+            503, "outcome_unknown", f"{exc}; {retry}", headers={"Retry-After": "1"}
+        )
 
     @app.exception_handler(StoreError)
     async def _store(_: Request, exc: StoreError) -> JSONResponse:

@@ -95,10 +95,12 @@ class AppendMessages(BaseModel):
 
 
 class Appended(BaseModel):
-    """The ids the appended messages got, and whether a compaction is now due."""
+    """The record ids of the request's messages, whether a compaction is now due, and how
+    many leading messages the session already held by their ``id`` (not appended again)."""
 
     ids: list[int]
     due: bool
+    held: int = 0
 
 
 class MessagePage(BaseModel):

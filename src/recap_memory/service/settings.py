@@ -41,6 +41,8 @@ class ServiceSettings(BaseSettings):
     retry_max_s: float = Field(default=600.0, gt=0)
     shutdown_grace_s: float = Field(default=30.0, ge=0)
     """On SIGTERM a worker finishes the pass in flight for this long, then gives its lease back."""
+    idempotency_ttl_s: float = Field(default=86_400.0, gt=0)
+    """How long the answer to a write sent with an ``Idempotency-Key`` is kept for retries."""
     sync_wait_s: float = Field(default=60.0, gt=0)
     """``?compact=sync`` waits at most this long for a compaction running elsewhere."""
     pool_size: int = Field(default=10, ge=1)

@@ -109,11 +109,15 @@ class MessageRecord(Base):
     __table_args__ = (
         Index("ix_messages_session_id_id", "session_id", "id"),
         Index("ix_messages_session_id_role", "session_id", "role"),
+        Index("uq_messages_session_client", "session_id", "client_id", unique=True),
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     session_id: Mapped[int] = mapped_column(Id, ForeignKey("sessions.id", ondelete="CASCADE"))
     role: Mapped[str] = mapped_column(String(16))
+    client_id: Mapped[str | None] = mapped_column(String(200))
+    """The client's own id for the message (its ``id``); unique within the session, so a
+    retried append skips the messages the session already holds."""
     payload: Mapped[dict[str, Any]]
     chars: Mapped[int] = mapped_column(Integer)
     tokens: Mapped[int] = mapped_column(Integer)
@@ -174,3 +178,22 @@ class UsageEvent(Base):
     duration_ms: Mapped[float] = mapped_column(default=0.0)
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", default=dict)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
+
+
+class IdempotencyRecord(Base):
+    """A write made under an ``Idempotency-Key``: what was asked (its fingerprint) and what
+    was answered, committed with the write itself, so a retry gets the same answer."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (
+        UniqueConstraint("tenant", "key", name="uq_idempotency_keys_tenant_key"),
+        Index("ix_idempotency_keys_tenant_created_at", "tenant", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    tenant: Mapped[str] = mapped_column(String(200))
+    key: Mapped[str] = mapped_column(String(200))
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    """SHA-256 of the request's method, path and body."""
+    response: Mapped[dict[str, Any]]
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

@@ -17,22 +17,32 @@ Each public method is one short transaction. The rules it keeps:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import re
 import uuid
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, delete, func, insert, or_, select, text, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from recap_memory.chain import Chain, Ref, SummaryRow
 from recap_memory.clock import Clock, utcnow
 from recap_memory.compactor import CompactionResult
 from recap_memory.counting import Meter, Size
-from recap_memory.errors import BusyError, InvalidHistoryError, NotFoundError
+from recap_memory.errors import (
+    BusyError,
+    ConflictError,
+    IdempotencyKeyReusedError,
+    InputError,
+    InvalidHistoryError,
+    NotFoundError,
+    OutcomeUnknownError,
+)
 from recap_memory.llm.base import Usage
 from recap_memory.messages import (
     INSTRUCTION_ROLES,
@@ -45,11 +55,14 @@ from recap_memory.messages import (
 from recap_memory.policy import Policy
 from recap_memory.record import RecordReader
 from recap_memory.store.models import (
+    IdempotencyRecord,
     MessageRecord,
     SessionRecord,
     SummaryRecord,
     UsageEvent,
 )
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -85,11 +98,36 @@ class Loaded:
 
 @dataclass(frozen=True)
 class Appended:
-    """The ids given to appended messages, and whether the session is now due."""
+    """The ids of the batch's messages, whether the session is now due, and how many of the
+    messages the session already held (by their client ids: those were not appended again)."""
 
     ids: list[int]
     due: bool
     session: SessionRecord
+    held: int = 0
+    replayed: bool = False
+    """True when this answers a retry of an earlier request with the same Idempotency-Key."""
+
+    def answer(self) -> dict[str, Any]:
+        """What is kept under the request's Idempotency-Key."""
+        return {"ids": self.ids, "due": self.due, "held": self.held}
+
+
+@dataclass(frozen=True)
+class Created:
+    """A session made by :meth:`Store.create_session` (or, ``replayed``, by an earlier
+    request with the same Idempotency-Key)."""
+
+    session: SessionRecord
+    replayed: bool = False
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """A request's ``Idempotency-Key`` and the fingerprint of what it asked."""
+
+    key: str
+    fingerprint: str
 
 
 class LeaseLost(Exception):
@@ -106,12 +144,15 @@ class Store:
         meter: Meter | None = None,
         *,
         clock: Clock = utcnow,
+        keys_kept_for: dt.timedelta = dt.timedelta(hours=24),
     ) -> None:
         self.engine = engine
         self.policy = policy
         self.meter = meter or Meter()
         self.clock = clock
         """What "now" is for leases, retry backoff and due times (tests pass a manual one)."""
+        self.keys_kept_for = keys_kept_for
+        """How long an Idempotency-Key's answer is kept for its retries."""
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         # SQLite has one writer and every transaction here takes the lock up front; a
         # process-wide queue hands it over in order instead of busy-polling for it.
@@ -119,9 +160,24 @@ class Store:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """One transaction: committed when the block ends, rolled back on any error."""
-        async with self._queue or nullcontext(), self._sessions() as session, session.begin():
-            yield session
+        """One transaction: committed when the block ends, rolled back on any error. A
+        database error before the commit means nothing was written; one raised by the
+        commit itself leaves the outcome unknown (:class:`OutcomeUnknownError`)."""
+        async with self._queue or nullcontext(), self._sessions() as session:
+            try:
+                yield session
+                await session.flush()
+            except BaseException:
+                with contextlib.suppress(DBAPIError):
+                    await session.rollback()
+                raise
+            try:
+                await session.commit()
+            except DBAPIError as exc:
+                raise OutcomeUnknownError(
+                    f"the database failed while committing ({type(exc).__name__}): the write "
+                    "may or may not have happened"
+                ) from exc
 
     async def schema_revision(self) -> str | None:
         """The database's schema revision (raises when the database cannot be reached)."""
@@ -136,15 +192,85 @@ class Store:
     # sessions -----------------------------------------------------------------------------
 
     async def create_session(
-        self, tenant: str, *, title: str | None = None, metadata: dict[str, Any] | None = None
-    ) -> SessionRecord:
-        """A new, empty session for ``tenant``."""
-        record = SessionRecord(
-            uuid=str(uuid.uuid4()), tenant=tenant, title=title, meta=metadata or {}
+        self,
+        tenant: str,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        idempotency: Idempotency | None = None,
+    ) -> Created:
+        """A new, empty session for ``tenant``; a retry under the same ``idempotency`` key
+        returns the session the first request made."""
+
+        async def write() -> Created:
+            async with self.transaction() as tx:
+                if idempotency and (done := await self._answered(tx, tenant, idempotency)):
+                    return Created(await self._session(tx, tenant, done["session"]), True)
+                record = SessionRecord(
+                    uuid=str(uuid.uuid4()), tenant=tenant, title=title, meta=metadata or {}
+                )
+                tx.add(record)
+                if idempotency:
+                    await self._remember(tx, tenant, idempotency, {"session": record.uuid})
+                return Created(record)
+
+        return await self._once(write, tenant, idempotency)
+
+    async def _once(
+        self, write: Callable[[], Awaitable[_T]], tenant: str, idempotency: Idempotency | None
+    ) -> _T:
+        """Run ``write``; when a concurrent request committed the same key first (the unique
+        key refused this one), run it again: it then finds that request's answer."""
+        try:
+            return await write()
+        except IntegrityError:
+            if idempotency is None:
+                raise
+            async with self.transaction() as tx:
+                if await self._answered(tx, tenant, idempotency) is None:
+                    raise
+            return await write()
+
+    async def _answered(
+        self, tx: AsyncSession, tenant: str, idempotency: Idempotency
+    ) -> dict[str, Any] | None:
+        """The answer kept under the key (None when the key is new); a key first used for a
+        different request is refused."""
+        row = await tx.scalar(
+            select(IdempotencyRecord).where(
+                IdempotencyRecord.tenant == tenant, IdempotencyRecord.key == idempotency.key
+            )
         )
-        async with self.transaction() as tx:
-            tx.add(record)
-        return record
+        if row is None or row.created_at < self.clock() - self.keys_kept_for:
+            return None  # an expired key is a new request (its row goes when it is reused)
+        if row.fingerprint != idempotency.fingerprint:
+            raise IdempotencyKeyReusedError(
+                f"Idempotency-Key {idempotency.key!r} was first used for a different request; "
+                "send a new key with a new request (a retry must repeat the request exactly)"
+            )
+        return row.response
+
+    async def _remember(
+        self, tx: AsyncSession, tenant: str, idempotency: Idempotency, answer: dict[str, Any]
+    ) -> None:
+        """Keep ``answer`` under the key, in the write's own transaction, and forget the
+        tenant's keys older than ``keys_kept_for``."""
+        now = self.clock()
+        await tx.execute(
+            delete(IdempotencyRecord).where(
+                IdempotencyRecord.tenant == tenant,
+                IdempotencyRecord.created_at < now - self.keys_kept_for,
+            )
+        )
+        tx.add(
+            IdempotencyRecord(
+                tenant=tenant,
+                key=idempotency.key,
+                fingerprint=idempotency.fingerprint,
+                response=answer,
+                created_at=now,
+            )
+        )
 
     async def list_sessions(
         self, tenant: str, *, limit: int, offset: int
@@ -198,42 +324,113 @@ class Store:
 
     # messages -----------------------------------------------------------------------------
 
-    async def append(self, tenant: str, session_uuid: str, messages: Sequence[Message]) -> Appended:
-        """Append ``messages`` (checked against the calls still open) and update the gate."""
-        sizes = [self.meter.message(m) for m in messages]
-        async with self.transaction() as tx:
-            record = await self._session(tx, tenant, session_uuid, lock=True)
-            open_calls = _open_calls(record.open_tool_calls, messages)
-            rows = [
-                {
-                    "session_id": record.id,
-                    "role": m.role,
-                    "payload": _payload(m),
-                    "chars": size.chars,
-                    "tokens": size.tokens,
-                    "created_at": self.clock(),
-                }
-                for m, size in zip(messages, sizes, strict=True)
-            ]
-            ids = list(
-                await tx.scalars(
-                    insert(MessageRecord).returning(MessageRecord.id, sort_by_parameter_order=True),
-                    rows,
-                )
+    async def append(
+        self,
+        tenant: str,
+        session_uuid: str,
+        messages: Sequence[Message],
+        *,
+        idempotency: Idempotency | None = None,
+    ) -> Appended:
+        """Append ``messages`` (checked against the calls still open) and update the gate.
+
+        Exactly once: leading messages whose client ``id`` the session already holds (with
+        the same content) are not appended again, and a retry under the same
+        ``idempotency`` key gets the first request's answer."""
+
+        async def write() -> Appended:
+            async with self.transaction() as tx:
+                record = await self._session(tx, tenant, session_uuid, lock=True)
+                if idempotency and (done := await self._answered(tx, tenant, idempotency)):
+                    return Appended(done["ids"], done["due"], record, done["held"], replayed=True)
+                appended = await self._append(tx, record, messages)
+                if idempotency:
+                    await self._remember(tx, tenant, idempotency, appended.answer())
+                return appended
+
+        return await self._once(write, tenant, idempotency)
+
+    async def _append(
+        self, tx: AsyncSession, record: SessionRecord, messages: Sequence[Message]
+    ) -> Appended:
+        held = await self._held_ids(tx, record, messages)
+        new = messages[len(held) :]
+        if not new:
+            return Appended(held, record.due_since is not None, record, len(held))
+        open_calls = _open_calls(record.open_tool_calls, new, start=len(held))
+        sizes = [self.meter.message(m) for m in new]
+        rows = [
+            {
+                "session_id": record.id,
+                "role": m.role,
+                "client_id": _client_id(m),
+                "payload": _payload(m),
+                "chars": size.chars,
+                "tokens": size.tokens,
+                "created_at": self.clock(),
+            }
+            for m, size in zip(new, sizes, strict=True)
+        ]
+        ids = list(
+            await tx.scalars(
+                insert(MessageRecord).returning(MessageRecord.id, sort_by_parameter_order=True),
+                rows,
             )
-            added = sum(sizes, Size())
-            record.message_count += added.messages
-            record.char_count += added.chars
-            record.token_count += added.tokens
-            record.context_messages += added.messages
-            record.context_chars += added.chars
-            record.context_tokens += added.tokens
-            record.pending_messages += added.messages
-            record.last_message_id = ids[-1]
-            record.open_tool_calls = open_calls
-            record.updated_at = self.clock()
-            due = self._mark_due(record)
-        return Appended(ids, due, record)
+        )
+        added = sum(sizes, Size())
+        record.message_count += added.messages
+        record.char_count += added.chars
+        record.token_count += added.tokens
+        record.context_messages += added.messages
+        record.context_chars += added.chars
+        record.context_tokens += added.tokens
+        record.pending_messages += added.messages
+        record.last_message_id = ids[-1]
+        record.open_tool_calls = open_calls
+        record.updated_at = self.clock()
+        return Appended([*held, *ids], self._mark_due(record), record, len(held))
+
+    async def _held_ids(
+        self, tx: AsyncSession, record: SessionRecord, messages: Sequence[Message]
+    ) -> list[int]:
+        """Record ids of the leading messages the session already holds, by client id.
+        A held message must be one the session holds with the same content, and must come
+        before every new one (:class:`ConflictError` otherwise)."""
+        client_ids = [_client_id(m) for m in messages]
+        given = [c for c in client_ids if c is not None]
+        if not given:
+            return []
+        if len(set(given)) < len(given):
+            second = next(i for i, c in enumerate(client_ids) if c in client_ids[:i] and c)
+            raise InputError(
+                f"id {client_ids[second]!r} is given to two messages of the request; a "
+                "message's id must be unique in its session",
+                where=f"messages.{second}",
+            )
+        rows = await tx.execute(
+            select(MessageRecord.client_id, MessageRecord.id, MessageRecord.payload).where(
+                MessageRecord.session_id == record.id, MessageRecord.client_id.in_(given)
+            )
+        )
+        stored = {client: (row_id, payload) for client, row_id, payload in rows}
+        held: list[int] = []
+        for i, (message, client) in enumerate(zip(messages, client_ids, strict=True)):
+            if client not in stored:
+                continue
+            row_id, payload = stored[client]
+            if payload != _payload(message):
+                raise ConflictError(
+                    f"messages.{i}: the session already holds a different message with id "
+                    f"{client!r}; give a new message a new id"
+                )
+            if i != len(held):
+                raise ConflictError(
+                    f"messages.{i}: the session already holds the message with id {client!r}, "
+                    "but it follows messages it does not hold; send the held messages first "
+                    "or leave them out"
+                )
+            held.append(row_id)
+        return held
 
     def _mark_due(self, record: SessionRecord) -> bool:
         """Set or clear ``due_since`` from the counters alone; True when due."""
@@ -629,9 +826,10 @@ def _lease(record: SessionRecord, owner: str, expires: dt.datetime) -> Claim:
     return Claim(record.id, record.uuid, record.tenant, record.lease_token)
 
 
-def _open_calls(open_ids: list[Any], messages: Sequence[Message]) -> list[str]:
+def _open_calls(open_ids: list[Any], messages: Sequence[Message], *, start: int = 0) -> list[str]:
     """Check ``messages`` continue a history whose last tool calls ``open_ids`` still wait
-    for results; return the calls open after them. Raises :class:`InvalidHistoryError`."""
+    for results; return the calls open after them. Raises :class:`InvalidHistoryError`
+    naming the request's message (``messages`` begin at its ``start``)."""
     if open_ids:
         leading = next((i for i, m in enumerate(messages) if m.role != "tool"), len(messages))
         answered = {m.tool_call_id for m in messages[:leading]}
@@ -640,24 +838,29 @@ def _open_calls(open_ids: list[Any], messages: Sequence[Message]) -> list[str]:
             raise InvalidHistoryError(
                 f"tool call(s) {', '.join(map(repr, missing))} of an earlier message still "
                 "wait for their results; append those first",
-                where=f"messages.{leading}",
+                where=f"messages.{leading + start}",
             )
     opening = Message(
         role="assistant", tool_calls=tuple(ToolCall(id=i, name="_") for i in open_ids)
     )
-    offset = 1 if open_ids else 0
+    offset = (1 if open_ids else 0) - start
     history = [opening, *messages] if open_ids else list(messages)
     try:
         validate_history(history)
     except InvalidHistoryError as exc:
         index = int(m.group(1)) - offset if (m := _INDEX.search(exc.where or "")) else 0
         problem = _INDEX.sub(lambda m: f"message {int(m.group(1)) - offset}", exc.message)
-        raise InvalidHistoryError(problem, where=f"messages.{max(0, index)}") from exc
+        raise InvalidHistoryError(problem, where=f"messages.{max(start, index)}") from exc
     last_call = max((i for i, m in enumerate(history) if m.tool_calls), default=None)
     if last_call is None or any(m.role != "tool" for m in history[last_call + 1 :]):
         return []
     answered = {m.tool_call_id for m in history[last_call + 1 :]}
     return [c.id for c in history[last_call].tool_calls if c.id not in answered]
+
+
+def _client_id(message: Message) -> str | None:
+    """The client's own id of ``message`` as stored (ids are strings or integers)."""
+    return None if message.id is None else str(message.id)
 
 
 def _payload(message: Message) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from recap_memory.messages import Message, from_openai, to_openai
 from recap_memory.service.deps import State, Tenant
 from recap_memory.service.errors import PayloadTooLarge
+from recap_memory.service.idempotency import IdempotencyKey, idempotency, mark_replayed
 from recap_memory.service.schemas import (
     Appended,
     AppendMessages,
@@ -35,12 +36,20 @@ Session = Annotated[SessionRecord, Depends(existing_session)]
 
 @router.post("/sessions", status_code=201)
 async def create_session(
-    tenant: Tenant, state: State, body: NewSession | None = None
+    tenant: Tenant,
+    state: State,
+    response: Response,
+    key: IdempotencyKey = None,
+    body: NewSession | None = None,
 ) -> SessionOut:
-    """Start a new, empty session."""
+    """Start a new, empty session (once per ``Idempotency-Key``)."""
     body = body or NewSession()
-    record = await state.store.create_session(tenant, title=body.title, metadata=body.metadata)
-    return SessionOut.of(record, state.store.clock())
+    asked = idempotency(key, "POST /sessions", body)
+    created = await state.store.create_session(
+        tenant, title=body.title, metadata=body.metadata, idempotency=asked
+    )
+    mark_replayed(response, created.replayed)
+    return SessionOut.of(created.session, state.store.clock())
 
 
 @router.get("/sessions")
@@ -75,16 +84,26 @@ async def delete_session(session_id: str, tenant: Tenant, state: State) -> Respo
 
 @router.post("/sessions/{session_id}/messages", status_code=201)
 async def append_messages(
-    session_id: str, body: AppendMessages, tenant: Tenant, state: State
+    session_id: str,
+    body: AppendMessages,
+    tenant: Tenant,
+    state: State,
+    response: Response,
+    key: IdempotencyKey = None,
 ) -> Appended:
-    """Append messages to the record; a compaction that becomes due runs in the background
-    (the response never waits for it)."""
+    """Append messages to the record, exactly once: leading messages whose ``id`` the
+    session already holds are not appended again, and a retry with the same
+    ``Idempotency-Key`` writes nothing more. A compaction that becomes due runs in the
+    background (the response never waits for it)."""
     messages = parse_batch(body.messages, state.settings)
-    appended = await state.store.append(tenant, session_id, messages)
-    state.metrics.messages.inc(len(messages))
+    asked = idempotency(key, f"POST /sessions/{session_id.lower()}/messages", body)
+    appended = await state.store.append(tenant, session_id, messages, idempotency=asked)
+    mark_replayed(response, appended.replayed)
+    if not appended.replayed:
+        state.metrics.messages.inc(len(messages) - appended.held)
     if appended.due and state.worker is not None:
         state.worker.wake()
-    return Appended(ids=appended.ids, due=appended.due)
+    return Appended(ids=appended.ids, due=appended.due, held=appended.held)
 
 
 def parse_batch(raw: list[dict[str, object]], settings: ServiceSettings) -> list[Message]:
