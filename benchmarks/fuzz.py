@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
 MAX_FAILURES = 10
 """How many failure descriptions a report keeps (all are counted)."""
-BASE_URL = "http://recap.fuzz"
+BASE_URL = "http://127.0.0.1:8000"
+"""A loopback host: without API keys the service answers no other name."""
 SKIPPED_OPERATIONS = {
     "GET /sessions/{session_id}/events": (
         "an endless Server-Sent Events stream: a request on an existing session never "

@@ -1,12 +1,15 @@
 """Real recap processes on loopback, for tests and benchmarks: a free port, a process with
-its output in a log file, and ``recap serve`` started and waited for."""
+its output in a log file, a folder for those logs, and ``recap serve`` started and waited
+for."""
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +24,23 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class LogFolder:
+    """A temporary folder for a run's process logs. :meth:`close` removes it once the run
+    has said it passed (``passed = True``); a run that failed or never got that far keeps
+    it, and :meth:`close` prints where on stderr."""
+
+    def __init__(self, prefix: str) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix=prefix))
+        self.passed = False
+
+    def close(self) -> None:
+        """Remove the folder if the run passed, else say where its logs are kept."""
+        if self.passed:
+            shutil.rmtree(self.path, ignore_errors=True)
+        else:
+            print(f"the run failed: its processes' logs are kept in {self.path}", file=sys.stderr)
 
 
 def start_recap(

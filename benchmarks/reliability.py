@@ -27,7 +27,6 @@ import itertools
 import os
 import signal
 import subprocess
-import tempfile
 import time
 import uuid
 from collections import defaultdict
@@ -40,7 +39,7 @@ import httpx
 import psycopg
 
 from benchmarks.pgcluster import ThrowawayCluster
-from benchmarks.processes import free_port, start_recap
+from benchmarks.processes import LogFolder, free_port, start_recap
 from recap_memory.messages import from_openai, is_valid_history
 from recap_memory.store.urls import libpq_url
 from recap_memory.testing.model_server import Garbage, Hang, ModelServer, Reply, Status
@@ -528,9 +527,9 @@ async def _run(
     database_url = admin_url.rsplit("/", 1)[0] + f"/{name}"
     conninfo = libpq_url(database_url)
     figures = Figures()
-    folder = Path(tempfile.mkdtemp(prefix="recap-reliability-"))
+    logs = LogFolder("recap-reliability-")
     model = ModelServer(default=Reply(STUB_SUMMARY)).start()
-    fleet = Fleet(database_url, model.url, folder)
+    fleet = Fleet(database_url, model.url, logs.path)
     try:
         await migrate(database_url)
         urls = [fleet.start_server() for _ in range(options.servers)]
@@ -578,10 +577,12 @@ async def _run(
             tried, errors, failures = await fuzz(database_url, options.fuzz_examples)
             figures.bad_inputs_tried, figures.bad_input_5xx = tried, errors
             figures.bad_input_failures = failures
+        logs.passed = figures.ok
         return figures
     finally:
         fleet.stop()
         model.stop()
+        logs.close()
         if not options.keep_database and cluster is None:  # a cluster goes away whole
             async with await psycopg.AsyncConnection.connect(admin, autocommit=True) as connection:
                 await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

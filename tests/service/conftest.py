@@ -21,6 +21,9 @@ from recap_memory.settings import SummarizationSettings
 POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 SMALL = SummarizationSettings(threshold_chars=2_000, keep_chars=600)
 """A policy small enough that a few messages make a session due."""
+LOOPBACK_URL = "http://127.0.0.1:8000"
+"""Where the in-process clients say they are (a loopback Host, as a local client sends:
+without API keys the service refuses other host names)."""
 
 
 def postgres_database() -> Iterator[str]:
@@ -105,7 +108,7 @@ async def running_app(
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://recap.test", headers=headers or {}
+            transport=transport, base_url=LOOPBACK_URL, headers=headers or {}
         ) as client:
             yield App(app, client)
 

@@ -44,6 +44,21 @@ async def test_sessions_are_created_listed_paginated_and_deleted(service: App) -
     assert (await service.client.get("/sessions")).json()["total"] == 1
 
 
+async def test_a_session_id_is_found_in_upper_case_too(service: App) -> None:
+    session = await service.session(title="case")
+    upper = session.upper()
+    assert upper != session
+    got = await service.client.get(f"/sessions/{upper}")
+    assert got.status_code == 200 and got.json()["id"] == session
+    appended = await service.client.post(f"/sessions/{upper}/messages", json={"messages": turn(1)})
+    assert appended.status_code == 201, appended.text
+    assert len((await service.client.get(f"/sessions/{upper}/messages")).json()["items"]) == 2
+    context = await service.client.get(f"/sessions/{upper}/context")
+    assert context.status_code == 200 and len(context.json()["messages"]) == 2
+    assert (await service.client.delete(f"/sessions/{upper}")).status_code == 204
+    assert (await service.client.get(f"/sessions/{session}")).status_code == 404
+
+
 async def test_the_record_keeps_every_message_in_order_across_compactions(service: App) -> None:
     session = await service.session()
     ids = await drive(service, session, 12)

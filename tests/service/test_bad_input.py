@@ -118,6 +118,29 @@ async def test_malformed_bodies_get_422_with_the_field_path(
     assert error["details"][0]["field"].startswith(field), error
 
 
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'{"messages": [{"role": "user", "content": "caf\xe9"}]}', "not valid UTF-8"),
+        (b'{"messages": ' + b"[" * 3_000 + b"]" * 3_000 + b"}", "nested too deep"),
+    ],
+)
+async def test_a_body_that_cannot_be_read_as_json_gets_422_like_any_malformed_body(
+    small: App, body: bytes, reason: str
+) -> None:
+    session = await small.session()
+    response = await small.client.post(
+        f"/sessions/{session}/messages",
+        content=body,
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and error["details"][0]["field"] == "body"
+    assert reason in error["message"] and "send UTF-8 JSON" in error["message"]
+    assert (await small.client.get(f"/sessions/{session}")).json()["message_count"] == 0
+
+
 async def test_oversized_bodies_get_413(small: App) -> None:
     session = await small.session()
     big = {"messages": [{"role": "user", "content": "y" * 30_000}]}

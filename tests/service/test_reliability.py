@@ -4,6 +4,9 @@ restart fault never touches the machine's — under load and every fault: nothin
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from benchmarks import reliability
@@ -11,7 +14,10 @@ from benchmarks import reliability
 
 @pytest.mark.postgres
 @pytest.mark.slow
-async def test_nothing_is_lost_under_load_and_faults() -> None:
+async def test_nothing_is_lost_under_load_and_faults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     figures = await reliability.run(reliability.Options.short(), fuzz=reliability.fuzz_bad_inputs)
     assert figures.acknowledged > 0 and figures.lost == 0
     assert [f.name for f in figures.faults if f.injected] == [
@@ -26,3 +32,4 @@ async def test_nothing_is_lost_under_load_and_faults() -> None:
     assert figures.compactions > 0
     assert figures.bad_inputs_tried > 0 and figures.bad_input_5xx == 0, figures.bad_input_failures
     assert figures.ok
+    assert not list(tmp_path.glob("recap-reliability-*")), "a passed run removes its logs"

@@ -19,6 +19,7 @@ from recap_memory.errors import RecapError
 from recap_memory.llm.spec import make_model
 from recap_memory.service import ServiceSettings, build_state, create_app, load_service_settings
 from recap_memory.service.app import redacted as _redacted
+from recap_memory.service.server import Server
 from recap_memory.settings import LLMSettings, SummarizationSettings, load_settings
 from recap_memory.store import migrate as migrate_schema
 from recap_memory.store import schema_status
@@ -77,7 +78,7 @@ def serve(*, host: str | None, port: int | None, verbose: bool) -> None:
         log_level="debug" if verbose else "warning",
         timeout_graceful_shutdown=10,
     )
-    uvicorn.Server(config).run(sockets=[listening])
+    Server(config, app).run(sockets=[listening])
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -69,7 +69,7 @@ async def _evaluate(
             async with app.router.lifespan_context(app):
                 transport = httpx.ASGITransport(app=app)
                 async with httpx.AsyncClient(
-                    transport=transport, base_url="http://recap.eval", timeout=SETTLE_S
+                    transport=transport, base_url="http://127.0.0.1:8000", timeout=SETTLE_S
                 ) as client:
                     context, worst, passes, call_ms = await _feed(
                         client, messages, summarization.threshold_chars

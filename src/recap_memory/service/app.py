@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recap_memory import __version__
@@ -26,12 +27,14 @@ from recap_memory.service.compaction import Backoff, CompactionRunner
 from recap_memory.service.deps import ServiceState
 from recap_memory.service.errors import install_error_handlers
 from recap_memory.service.events import EventBus
+from recap_memory.service.hosts import HostGuard
 from recap_memory.service.limits import BodyLimit
 from recap_memory.service.metrics import Metrics
 from recap_memory.service.relay import PostgresRelay
 from recap_memory.service.routes import console, context, events, sessions, system
 from recap_memory.service.settings import ServiceSettings, load_service_settings
 from recap_memory.service.worker import Worker
+from recap_memory.service.writes import WriteGuard
 from recap_memory.settings import LLMSettings, SummarizationSettings, load_settings
 from recap_memory.store import Store, migrate, open_engine, schema_status
 from recap_memory.store.urls import is_sqlite
@@ -149,6 +152,7 @@ def create_app(
         try:
             yield
         finally:
+            state.bus.close()
             if state.worker is not None:
                 await state.worker.stop(grace_s=settings.shutdown_grace_s)
             if listener is not None:
@@ -173,9 +177,32 @@ def create_app(
     ):
         app.include_router(router)
     mount_console(app)
+    # the first added runs last: Observe, HostGuard, CORS, WriteGuard, BodyLimit, the app
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        WriteGuard,
+        check_origin=not settings.tenants(),
+        trusted_origins=settings.cors_origin_list(),
+    )
+    if settings.cors_origin_list():
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origin_list(),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            expose_headers=["X-Request-ID", "Retry-After"],
+        )
+    app.add_middleware(HostGuard, allowed=settings.host_allow_list())
     app.add_middleware(Observe)
     return app
+
+
+def stop_streams(app: FastAPI) -> None:
+    """End the app's open event streams now: on SIGTERM, before the server waits for its
+    connections to close (they would otherwise hold the shutdown up to its timeout)."""
+    state: ServiceState | None = getattr(app.state, "recap", None)
+    if state is not None:
+        state.bus.close()
 
 
 class Observe:

@@ -43,21 +43,55 @@ def get_state(request: Request) -> ServiceState:
 State = Annotated[ServiceState, Depends(get_state)]
 
 
+def bearer_key(request: Request) -> str | None:
+    """The key of the request's ``Authorization: Bearer <key>`` header, if any."""
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    return key.strip() if scheme.lower() == "bearer" and key.strip() else None
+
+
+def _same(known: str, given: str) -> bool:
+    return hmac.compare_digest(known.encode(), given.encode())
+
+
 def get_tenant(request: Request, state: State) -> str:
     """The tenant of the request's API key (``default`` when no keys are configured)."""
     tenants = state.settings.tenants()
     if not tenants:
         return DEFAULT_TENANT
-    scheme, _, key = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and key:
+    key = bearer_key(request)
+    if key is not None:
         for known, tenant in tenants.items():
-            if hmac.compare_digest(known.encode(), key.strip().encode()):
+            if _same(known, key):
                 return tenant
     raise HTTPException(
         401,
         "missing or unknown API key: send Authorization: Bearer <key>",
         headers={"WWW-Authenticate": "Bearer"},
     )
+
+
+def require_admin(request: Request, state: State) -> None:
+    """Let through the holder of ``RECAP_ADMIN_KEY``; anyone when neither it nor API keys
+    are set (the service then answers loopback only). Tenants' keys are not enough: what
+    is refused here is process-wide."""
+    settings = state.settings
+    admin = settings.admin_key.strip() if settings.admin_key else None
+    if admin is None:
+        if not settings.tenants():
+            return
+        raise HTTPException(
+            403,
+            "this route shows every tenant's figures and needs the admin key: set "
+            "RECAP_ADMIN_KEY on the service and send Authorization: Bearer <admin key>",
+        )
+    key = bearer_key(request)
+    if key is None or not _same(admin, key):
+        raise HTTPException(
+            401,
+            "this route needs the admin key (RECAP_ADMIN_KEY): send Authorization: Bearer "
+            "<admin key>; a tenant's key is not enough",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
 
 
 Tenant = Annotated[str, Depends(get_tenant)]

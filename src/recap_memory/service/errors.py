@@ -118,7 +118,25 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, exc: HTTPException) -> JSONResponse:
-        code = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}.get(
-            exc.status_code, "http_error"
-        )
+        if exc.status_code == 400 and exc.__cause__ is not None:
+            return _unreadable_body(exc.__cause__)
+        code = {
+            401: "unauthorized",
+            403: "forbidden",
+            404: "not_found",
+            405: "method_not_allowed",
+        }.get(exc.status_code, "http_error")
         return error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)
+
+
+def _unreadable_body(cause: BaseException) -> JSONResponse:
+    """FastAPI's 400 for a body it could not read as JSON (bytes that are not UTF-8,
+    nesting too deep to parse): 422 like any other malformed body."""
+    if isinstance(cause, UnicodeDecodeError):
+        reason = "it is not valid UTF-8"
+    elif isinstance(cause, RecursionError):
+        reason = "it is nested too deep"
+    else:
+        reason = type(cause).__name__
+    message = f"body: the request body could not be read as JSON ({reason}); send UTF-8 JSON"
+    return error_response(422, "invalid_request", message, [{"field": "body", "message": reason}])

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
-
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recap_memory.errors import ConfigurationError
+from recap_memory.service.hosts import is_loopback
+from recap_memory.service.writes import origin_key
 from recap_memory.settings import load_settings
 from recap_memory.store.urls import DEFAULT_URL, async_url
-
-LOOPBACK_NAMES = ("localhost",)
 
 
 class ServiceSettings(BaseSettings):
@@ -28,6 +26,14 @@ class ServiceSettings(BaseSettings):
     port: int = Field(default=8000, ge=0, le=65535)
     api_keys: str | None = None
     """``KEY:TENANT`` pairs separated by commas; with none, one tenant and loopback only."""
+    admin_key: str | None = None
+    """The key ``/metrics`` needs when API keys are set (without keys it is open)."""
+    allowed_hosts: str | None = None
+    """Host names (comma-separated) requests may address besides loopback ones; unset:
+    loopback only without API keys, any host with them."""
+    cors_origins: str | None = None
+    """Origins (``https://app.example:8443``, comma-separated) whose pages may call the API
+    from a browser (CORS); unset: none."""
     max_body_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
     max_message_chars: int = Field(default=500_000, gt=0)
     max_messages_per_request: int = Field(default=1_000, gt=0)
@@ -63,6 +69,17 @@ class ServiceSettings(BaseSettings):
         async_url(value)  # raises ConfigurationError with the accepted forms
         return value
 
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: str | None) -> str | None:
+        for origin in _items(value):
+            if origin_key(origin) is None:
+                raise ConfigurationError(
+                    f"{origin!r} is not an origin: write scheme://host[:port], such as "
+                    "https://app.example or http://localhost:5173 (several separated by commas)"
+                )
+        return value
+
     def tenants(self) -> dict[str, str]:
         """API key → tenant (empty: no authentication, one ``default`` tenant)."""
         if not self.api_keys:
@@ -76,11 +93,26 @@ class ServiceSettings(BaseSettings):
                     "(several separated by commas)"
                 )
             pairs[key] = tenant
+        if self.admin_key is not None and self.admin_key.strip() in pairs:
+            raise ConfigurationError(
+                "RECAP_ADMIN_KEY is also a tenant's key in RECAP_API_KEYS: give the admin its own"
+            )
         return pairs
+
+    def host_allow_list(self) -> frozenset[str] | None:
+        """Host names besides loopback ones that requests may address; None: any (API keys
+        set and no ``RECAP_ALLOWED_HOSTS``)."""
+        if self.allowed_hosts is None and self.tenants():
+            return None
+        return frozenset(name.lower().rstrip(".") for name in _items(self.allowed_hosts))
+
+    def cors_origin_list(self) -> list[str]:
+        """The origins allowed to call the API from a browser page."""
+        return [origin.rstrip("/") for origin in _items(self.cors_origins)]
 
     def check_bind(self, host: str) -> None:
         """Refuse to listen beyond loopback when no API keys protect the service."""
-        if self.tenants() or _is_loopback(host):
+        if self.tenants() or is_loopback(host):
             return
         raise ConfigurationError(
             f"refusing to listen on {host} without API keys: set RECAP_API_KEYS=KEY:TENANT "
@@ -88,13 +120,9 @@ class ServiceSettings(BaseSettings):
         )
 
 
-def _is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def _items(value: str | None) -> list[str]:
+    """The non-empty entries of a comma-separated setting."""
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
 def load_service_settings(**overrides: object) -> ServiceSettings:

@@ -310,10 +310,11 @@ class Store:
     async def _session(
         self, tx: AsyncSession, tenant: str, session_uuid: str, *, lock: bool = False
     ) -> SessionRecord:
-        if not _is_uuid(session_uuid):
+        canonical = _canonical_uuid(session_uuid)
+        if canonical is None:
             raise NotFoundError(f"no session {session_uuid[:64]!r}")
         query = select(SessionRecord).where(
-            SessionRecord.uuid == session_uuid, SessionRecord.tenant == tenant
+            SessionRecord.uuid == canonical, SessionRecord.tenant == tenant
         )
         if lock:
             query = query.with_for_update()
@@ -812,11 +813,14 @@ def _model_call(claim: Claim, usage: Usage) -> UsageEvent:
     )
 
 
-def _is_uuid(text: str) -> bool:
+def _canonical_uuid(text: str) -> str | None:
+    """``text`` as sessions are stored (lower case, hyphens), if it is a UUID written that
+    way in either case; else None."""
     try:
-        return str(uuid.UUID(text)) == text.lower()
+        canonical = str(uuid.UUID(text))
     except ValueError:
-        return False
+        return None
+    return canonical if canonical == text.lower() else None
 
 
 def _lease(record: SessionRecord, owner: str, expires: dt.datetime) -> Claim:

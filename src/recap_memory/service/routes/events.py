@@ -18,10 +18,10 @@ router = APIRouter(tags=["events"])
 async def session_events(session: Session, state: State) -> AsyncIterable[ServerSentEvent]:
     """``session.state`` first (the session as it is), then ``summarization.started``,
     ``summarization.finished`` (the new summary's range and sizes),
-    ``summarization.skipped`` and ``summarization.failed`` (with the reason)."""
-    async with state.bus.subscribe(session.uuid) as queue:
+    ``summarization.skipped`` and ``summarization.failed`` (with the reason). The stream
+    ends when the service shuts down."""
+    async with state.bus.subscribe(session.uuid) as events:
         state_now = SessionOut.of(session, state.store.clock()).model_dump(mode="json")
         yield ServerSentEvent(event="session.state", data=state_now)
-        while True:
-            event = await queue.get()
+        async for event in events:
             yield ServerSentEvent(event=event.name, data=event.data)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from recap_memory.service.deps import State, Tenant
+from recap_memory.service.deps import State, Tenant, require_admin
 from recap_memory.service.schemas import Stats
 from recap_memory.store.engine import schema_head
 
@@ -19,9 +19,10 @@ async def stats(tenant: Tenant, state: State) -> Stats:
     return Stats(summary=await state.store.stats(tenant))
 
 
-@router.get("/metrics", response_class=Response)
-async def metrics(_: Tenant, state: State) -> Response:
-    """Prometheus metrics of this process."""
+@router.get("/metrics", response_class=Response, dependencies=[Depends(require_admin)])
+async def metrics(state: State) -> Response:
+    """Prometheus metrics of this process (every tenant's traffic): with API keys set, for
+    the holder of ``RECAP_ADMIN_KEY`` only."""
     return Response(state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
