@@ -14,8 +14,8 @@ from starlette.exceptions import HTTPException
 from recap_memory.errors import (
     BusyError,
     ConflictError,
-    IdempotencyKeyReusedError,
     ContextTooLargeError,
+    IdempotencyKeyReusedError,
     InputError,
     NotFoundError,
     OutcomeUnknownError,
