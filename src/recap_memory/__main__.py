@@ -2,4 +2,5 @@
 
 from recap_memory.cli import main
 
-main()
+if __name__ == "__main__":  # not when a process pool's child imports this module
+    main()

@@ -19,6 +19,7 @@ import copy
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Generic, Literal, cast
 
@@ -131,6 +132,15 @@ class Compactor:
         """Asked for with ``fallback=None``: a failed pass leaves the history exactly as it
         was (Design A). Otherwise, when every strategy fails, oversized tool outputs are
         still cut under the trigger."""
+
+    def running_on(self, executor: Executor) -> Compactor:
+        """The same compactor with its strategies' CPU-bound work on ``executor`` (the
+        service gives a process pool: a long extractive pass then neither holds the event
+        loop's interpreter lock nor makes it wait out its garbage collections)."""
+        twin = copy.copy(self)
+        twin.summarizer = self.summarizer.running_on(executor)
+        twin.fallback = self.fallback.running_on(executor) if self.fallback else None
+        return twin
 
     def with_policy(self, policy: Policy) -> Compactor:
         """The same strategy, fallback and meter under another policy."""

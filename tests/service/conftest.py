@@ -55,6 +55,7 @@ def service_settings(database_url: str, **overrides: Any) -> ServiceSettings:
         "poll_interval_s": 0.05,
         "retry_base_s": 0.2,
         "lease_s": 5.0,
+        "summarize_processes": 0,  # a thread: no process spawned per test app
         **overrides,
     }
     return ServiceSettings(**values)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import gc
 import logging
+import multiprocessing
 import time
 import uuid
 from collections.abc import AsyncIterator
+from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -75,6 +78,9 @@ async def build_state(
         compactor = configured_compactor(policy, llm, model=model, strategy=summarization.strategy)
     else:
         compactor = compactor.with_policy(policy)
+    pool = summarizing_pool(settings.summarize_processes)
+    if pool is not None:
+        compactor = compactor.running_on(pool)
     engine = open_engine(
         settings.database_url,
         pool_size=settings.pool_size,
@@ -111,7 +117,15 @@ async def build_state(
     )
     if chat_model is None and settings.chat_model:
         chat_model = make_model(llm, spec=settings.chat_model)
-    return ServiceState(settings, store, runner, bus, metrics, background, relay, chat_model)
+    return ServiceState(settings, store, runner, bus, metrics, background, relay, chat_model, pool)
+
+
+def summarizing_pool(processes: int) -> Executor | None:
+    """A pool of ``processes`` fresh interpreters (spawned: the server's threads are not
+    forked) for the summarizer's CPU work; None for 0."""
+    if processes == 0:
+        return None
+    return ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
 
 
 def create_app(
@@ -148,6 +162,7 @@ def create_app(
                 await asyncio.wait_for(state.relay.listening.wait(), LISTEN_WAIT_S)
         if state.worker is not None:
             state.worker.start()
+        gc.freeze()  # what start-up built lives on: later full collections skip it
         log.info("recap service ready: %s", redacted(settings.database_url))
         try:
             yield
@@ -160,6 +175,8 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await listener
             await state.store.close()
+            if state.pool is not None:
+                state.pool.shutdown(wait=False, cancel_futures=True)
 
     app = FastAPI(
         title="recap memory service",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -32,6 +33,8 @@ class ServiceState:
     worker: Worker | None
     relay: PostgresRelay | None = None
     chat_model: ChatModel | None = None
+    pool: Executor | None = None
+    """The processes summarizing off the server's interpreter (shut down with it)."""
 
 
 def get_state(request: Request) -> ServiceState:

@@ -39,6 +39,9 @@ class ServiceSettings(BaseSettings):
     max_messages_per_request: int = Field(default=1_000, gt=0)
     embedded_worker: bool = True
     """Compact due sessions inside the server process (else run ``recap worker``)."""
+    summarize_processes: int = Field(default=1, ge=0, le=64)
+    """Processes that run the extractive summarizer's CPU work, so a long pass never
+    stalls the server's requests (0: a thread of the server process)."""
     worker_concurrency: int = Field(default=2, ge=1, le=64)
     poll_interval_s: float = Field(default=1.0, gt=0)
     lease_s: float = Field(default=120.0, gt=0)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
@@ -26,7 +27,7 @@ from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, delete, func, insert, or_, select, text, update
+from sqlalchemy import Select, Text, cast, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -52,6 +53,7 @@ from recap_memory.messages import (
     to_openai,
     validate_history,
 )
+from recap_memory.offload import MANY_MESSAGES, off_loop
 from recap_memory.policy import Policy
 from recap_memory.record import RecordReader
 from recap_memory.store.models import (
@@ -359,7 +361,7 @@ class Store:
         if not new:
             return Appended(held, record.due_since is not None, record, len(held))
         open_calls = _open_calls(record.open_tool_calls, new, start=len(held))
-        sizes = [self.meter.message(m) for m in new]
+        sizes = await off_loop(len(new) >= MANY_MESSAGES, self._measure, new)
         rows = [
             {
                 "session_id": record.id,
@@ -390,6 +392,9 @@ class Store:
         record.open_tool_calls = open_calls
         record.updated_at = self.clock()
         return Appended([*held, *ids], self._mark_due(record), record, len(held))
+
+    def _measure(self, messages: Sequence[Message]) -> list[Size]:
+        return [self.meter.message(m) for m in messages]
 
     async def _held_ids(
         self, tx: AsyncSession, record: SessionRecord, messages: Sequence[Message]
@@ -488,8 +493,8 @@ class Store:
                     MessageRecord.id.in_(carried),
                 )
             )
-        messages = await tx.scalars(query.order_by(MessageRecord.id))
-        body = [_message(m) for m in messages]
+        raw = (await tx.execute(query.with_only_columns(*_RAW).order_by(MessageRecord.id))).all()
+        body = await off_loop(len(raw) >= MANY_MESSAGES, _decoded, raw)
         chain = Chain(tuple(_row(r) for r in rows))
         return Loaded(body, chain, rows, through, record.pending_messages)
 
@@ -873,6 +878,15 @@ def _payload(message: Message) -> dict[str, Any]:
     if message.id is not None:
         payload["client_id"] = message.id
     return payload
+
+
+_RAW = (MessageRecord.id, cast(MessageRecord.payload, Text))
+"""A message's id and its payload as JSON text: decoded by :func:`_decoded`, off the loop."""
+
+
+def _decoded(rows: Sequence[Any]) -> list[Message]:
+    """Messages from (id, payload JSON text) rows."""
+    return [from_openai(json.loads(payload)).replace(id=row_id) for row_id, payload in rows]
 
 
 def _message(record: MessageRecord) -> Message:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -68,6 +69,12 @@ class Summarizer(ABC):
     @abstractmethod
     async def fold(self, request: FoldRequest) -> Fold:
         """Fold ``request.messages`` into a summary or replacement messages."""
+
+    def running_on(self, executor: Executor) -> Summarizer:
+        """This strategy with its CPU-bound work run on ``executor`` (a process pool keeps
+        a server's event loop free of the work and of its garbage collections); the
+        strategy itself when it has no such work."""
+        return self
 
 
 def speaker(message: Message) -> str:

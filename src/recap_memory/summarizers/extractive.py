@@ -23,6 +23,7 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import Executor
 
 from recap_memory.messages import Message
 from recap_memory.summarizers.base import Fold, FoldRequest, Style, Summarizer
@@ -79,11 +80,22 @@ class ExtractiveSummarizer(Summarizer):
     name = "extractive"
     reads_record = True
 
+    def __init__(self, executor: Executor | None = None) -> None:
+        """``executor`` runs :meth:`summarize` (a worker thread when None)."""
+        self.executor = executor
+
+    def running_on(self, executor: Executor) -> ExtractiveSummarizer:
+        """The extractive strategy summarizing on ``executor`` (a process pool)."""
+        return ExtractiveSummarizer(executor)
+
     async def fold(self, request: FoldRequest) -> Fold:
-        """Summarize the span into at most ``request.max_chars`` characters, in a worker
-        thread: a long span takes seconds of CPU, which must not stall the event loop
-        (a server answering other requests meanwhile)."""
-        return Fold(summary=await asyncio.to_thread(self.summarize, request))
+        """Summarize the span into at most ``request.max_chars`` characters, off the event
+        loop: a long span takes seconds of CPU, which must not stall it (a server answers
+        other requests meanwhile)."""
+        if self.executor is None:
+            return Fold(summary=await asyncio.to_thread(self.summarize, request))
+        loop = asyncio.get_running_loop()
+        return Fold(summary=await loop.run_in_executor(self.executor, summarize, request))
 
     def summarize(self, request: FoldRequest) -> str:
         """The summary text (synchronous: no I/O is involved)."""
@@ -118,6 +130,11 @@ class ExtractiveSummarizer(Summarizer):
             chosen.pop(drop)
             text = render(chosen, layout)
         return text
+
+
+def summarize(request: FoldRequest) -> str:
+    """:meth:`ExtractiveSummarizer.summarize` as a plain function (what a process pool runs)."""
+    return ExtractiveSummarizer().summarize(request)
 
 
 def _previous_quota(request: FoldRequest, old: Sequence[Piece], budget: int) -> int | None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from recap_memory.messages import Message, from_openai, to_openai
+from recap_memory.offload import LARGE_BODY_BYTES, off_loop
+from recap_memory.service.bodies import documented, json_body
 from recap_memory.service.deps import State, Tenant
 from recap_memory.service.errors import PayloadTooLarge
 from recap_memory.service.idempotency import IdempotencyKey, idempotency, mark_replayed
@@ -82,12 +84,15 @@ async def delete_session(session_id: str, tenant: Tenant, state: State) -> Respo
     return Response(status_code=204)
 
 
-@router.post("/sessions/{session_id}/messages", status_code=201)
+@router.post(
+    "/sessions/{session_id}/messages", status_code=201, openapi_extra=documented(AppendMessages)
+)
 async def append_messages(
     session_id: str,
-    body: AppendMessages,
+    body: Annotated[AppendMessages, json_body(AppendMessages)],
     tenant: Tenant,
     state: State,
+    request: Request,
     response: Response,
     key: IdempotencyKey = None,
 ) -> Appended:
@@ -95,7 +100,8 @@ async def append_messages(
     session already holds are not appended again, and a retry with the same
     ``Idempotency-Key`` writes nothing more. A compaction that becomes due runs in the
     background (the response never waits for it)."""
-    messages = parse_batch(body.messages, state.settings)
+    large = int(request.headers.get("content-length") or 0) >= LARGE_BODY_BYTES
+    messages = await off_loop(large, parse_batch, body.messages, state.settings)
     asked = idempotency(key, f"POST /sessions/{session_id.lower()}/messages", body)
     appended = await state.store.append(tenant, session_id, messages, idempotency=asked)
     mark_replayed(response, appended.replayed)
