@@ -146,6 +146,7 @@ def create_app(
         finally:
             if state.worker is not None:
                 await state.worker.stop(grace_s=settings.shutdown_grace_s)
+            await state.runner.stop()
             if listener is not None:
                 listener.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -72,6 +72,7 @@ class CompactionRunner:
         self.lease = lease
         self.backoff = backoff
         self.owner = owner or f"recap-{uuid.uuid4().hex[:8]}"
+        self._detached: set[asyncio.Task[Outcome]] = set()
 
     async def run_due(self) -> Outcome | None:
         """Compact the session due longest, if any is claimable; None when none is."""
@@ -86,6 +87,27 @@ class CompactionRunner:
         claim = await self.store.claim(tenant, session, self.owner, self.lease)
         compactor = self.compactor.with_policy(self.compactor.policy.forced()) if force else None
         return await self._run(claim, compactor or self.compactor, request_id)
+
+    async def start_now(
+        self, tenant: str, session: str, *, request_id: str | None = None
+    ) -> asyncio.Task[Outcome]:
+        """Claim one session now (:class:`recap_memory.errors.BusyError` while another pass
+        holds it) and run its pass as a task that outlives whoever waits for it: a request
+        that stops waiting leaves the pass to finish under its lease. :meth:`stop` cancels
+        the ones still running."""
+        claim = await self.store.claim(tenant, session, self.owner, self.lease)
+        task = asyncio.create_task(self._run(claim, self.compactor, request_id))
+        self._detached.add(task)
+        task.add_done_callback(self._detached.discard)
+        return task
+
+    async def stop(self) -> None:
+        """Cancel the passes :meth:`start_now` left running (they give their leases back)."""
+        for task in list(self._detached):
+            task.cancel()
+        for task in list(self._detached):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def _run(
         self, claim: Claim, compactor: Compactor, request_id: str | None = None

@@ -42,7 +42,8 @@ class ServiceSettings(BaseSettings):
     shutdown_grace_s: float = Field(default=30.0, ge=0)
     """On SIGTERM a worker finishes the pass in flight for this long, then gives its lease back."""
     sync_wait_s: float = Field(default=60.0, gt=0)
-    """``?compact=sync`` waits at most this long for a compaction running elsewhere."""
+    """``?compact=sync`` waits at most this long for the session's due compaction (the one
+    it runs itself or one running elsewhere); a longer pass finishes in the background."""
     pool_size: int = Field(default=10, ge=1)
     """Database connections each process keeps (PostgreSQL)."""
     max_overflow: int = Field(default=10, ge=0)
