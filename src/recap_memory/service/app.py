@@ -34,6 +34,7 @@ from recap_memory.service.settings import ServiceSettings, load_service_settings
 from recap_memory.service.worker import Worker
 from recap_memory.settings import LLMSettings, SummarizationSettings, load_settings
 from recap_memory.store import Store, migrate, open_engine, schema_status
+from recap_memory.store.owners import is_orphaned
 from recap_memory.store.urls import is_sqlite
 from recap_memory.web import mount_console
 
@@ -79,6 +80,8 @@ async def build_state(
         pool_timeout_s=settings.pool_timeout_s,
     )
     store = Store(engine, policy, clock=clock)
+    if freed := await store.reclaim(is_orphaned):
+        log.info("took back %d compaction lease(s) a crashed recap on this host held", freed)
     relay = (
         None if is_sqlite(settings.database_url) else PostgresRelay(settings.database_url, engine)
     )

@@ -25,6 +25,7 @@ from recap_memory.service.events import EventBus
 from recap_memory.service.metrics import Metrics
 from recap_memory.store import Claim, LeaseLost, Loaded, Store, usage_events
 from recap_memory.store.models import SummaryRecord
+from recap_memory.store.owners import lease_owner
 
 log = logging.getLogger("recap_memory.service")
 
@@ -71,7 +72,7 @@ class CompactionRunner:
         self.metrics = metrics
         self.lease = lease
         self.backoff = backoff
-        self.owner = owner or f"recap-{uuid.uuid4().hex[:8]}"
+        self.owner = owner or lease_owner()
         self._detached: set[asyncio.Task[Outcome]] = set()
 
     async def run_due(self) -> Outcome | None:

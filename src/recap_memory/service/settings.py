@@ -35,8 +35,10 @@ class ServiceSettings(BaseSettings):
     """Compact due sessions inside the server process (else run ``recap worker``)."""
     worker_concurrency: int = Field(default=2, ge=1, le=64)
     poll_interval_s: float = Field(default=1.0, gt=0)
-    lease_s: float = Field(default=120.0, gt=0)
-    """How long a compaction lease lasts before another worker may take the session over."""
+    lease_s: float = Field(default=15.0, gt=0)
+    """How long a compaction lease lasts unrenewed: a pass renews it every third of this
+    while its model call runs, so a crashed holder's sessions go to another worker within
+    this (a restarted process on the same host takes its predecessor's back at once)."""
     retry_base_s: float = Field(default=5.0, gt=0)
     retry_max_s: float = Field(default=600.0, gt=0)
     shutdown_grace_s: float = Field(default=30.0, ge=0)

@@ -20,7 +20,7 @@ import asyncio
 import datetime as dt
 import re
 import uuid
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -386,6 +386,28 @@ class Store:
                 )
                 .values(lease_token=None, lease_owner=None, lease_expires_at=None)
             )
+
+    async def reclaim(self, orphaned: Callable[[str], bool]) -> int:
+        """Free the live leases whose owner ``orphaned`` says is gone (a crashed predecessor
+        on this machine), so their sessions can be claimed now; how many were freed."""
+        now = self.clock()
+        async with self.transaction() as tx:
+            leased = await tx.execute(
+                select(SessionRecord.id, SessionRecord.lease_owner).where(
+                    SessionRecord.lease_expires_at >= now, SessionRecord.lease_owner.is_not(None)
+                )
+            )
+            dead = {(id_, owner) for id_, owner in leased if owner and orphaned(owner)}
+            if dead:
+                await tx.execute(
+                    update(SessionRecord)
+                    .where(
+                        SessionRecord.id.in_([id_ for id_, _ in dead]),
+                        SessionRecord.lease_owner.in_({owner for _, owner in dead}),
+                    )
+                    .values(lease_token=None, lease_owner=None, lease_expires_at=None)
+                )
+        return len(dead)
 
     async def _held(self, tx: AsyncSession, claim: Claim, loaded: Loaded) -> SessionRecord:
         record = await tx.scalar(
