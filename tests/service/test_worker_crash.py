@@ -1,5 +1,6 @@
 """A ``recap worker`` killed mid-compaction (a real process, SIGKILL) leaves the session to be
-finished by another worker once its lease expires, on SQLite and PostgreSQL."""
+finished by another worker once its lease expires, on SQLite and PostgreSQL; a ``recap serve``
+killed mid-compaction and restarted takes its dead self's lease back at once."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any, cast
 
+import httpx
 import pytest
 
+from benchmarks.processes import serving
 from recap_memory.testing.model_server import Hang, ModelServer, Reply
 from tests.service.conftest import App, running_app, turn
 from tests.service.processes import LEASE_S, start_worker, until, worker_env
@@ -118,3 +121,52 @@ async def test_a_worker_killed_mid_compaction_leaves_the_session_to_another(
                 if worker.poll() is None:
                     worker.kill()
                     worker.wait(timeout=10)
+
+
+@pytest.mark.slow  # real processes
+@pytest.mark.parametrize("restarted_with", ["embedded worker", "compact request"])
+async def test_a_server_killed_mid_compaction_and_restarted_compacts_at_once(
+    tmp_path: Path, restarted_with: str
+) -> None:
+    """Issue 18 item 4: with a long lease (120 s) the restarted server does not wait it out:
+    its worker compacts the session within seconds, and ``POST /compact`` is not a 409."""
+    database_url = f"sqlite:///{tmp_path / 'recap.db'}"
+    with ModelServer(Reply(SUMMARY)) as model:
+        model.then(Hang(60))  # the first server's pass: no answer while it lives
+        env = {**worker_env(database_url, model.url), "RECAP_LEASE_S": "120"}
+        with serving(env, tmp_path / "serve-1.log") as (url, first):
+            session = httpx.post(f"{url}/sessions", json={}).json()["id"]
+            for n in range(6):
+                appended = httpx.post(
+                    f"{url}/sessions/{session}/messages", json={"messages": turn(n)}
+                )
+                assert appended.status_code == 201, appended.text
+
+            def mid_compaction() -> bool:
+                state = httpx.get(f"{url}/sessions/{session}").json()
+                return len(model.requests) == 1 and bool(state["compacting"])
+
+            await until("the server to call the model under a lease", mid_compaction, [])
+            first.send_signal(signal.SIGKILL)
+            assert first.wait(timeout=10) == -signal.SIGKILL
+
+        worker = "true" if restarted_with == "embedded worker" else "false"
+        restarted = {**env, "RECAP_EMBEDDED_WORKER": worker}
+        log = tmp_path / "serve-2.log"
+        with serving(restarted, log) as (url, _):
+            if restarted_with == "compact request":
+                response = httpx.post(f"{url}/sessions/{session}/compact", timeout=30)
+                assert response.status_code == 200, response.text
+                assert response.json()["path"] == "llm", response.json()
+            else:
+
+                def compacted() -> bool:
+                    state = httpx.get(f"{url}/sessions/{session}").json()
+                    return state["summarized_through"] is not None and not state["compacting"]
+
+                await until("the restarted server to compact the session", compacted, [log], 5)
+            state = httpx.get(f"{url}/sessions/{session}").json()
+            assert not state["due"] and state["failures"] == 0, state
+            rows = httpx.get(f"{url}/sessions/{session}/summaries").json()
+            assert [r["content"] for r in rows] == [SUMMARY]
+            assert len(model.requests) == 2  # the hung call, then the answered one

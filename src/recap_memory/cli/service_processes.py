@@ -23,16 +23,25 @@ from recap_memory.service.server import Server
 from recap_memory.settings import LLMSettings, SummarizationSettings, load_settings
 from recap_memory.store import migrate as migrate_schema
 from recap_memory.store import schema_status
+from recap_memory.store.filelocks import hold_database
+
+_HELD: list[object] = []
+"""The lock on the SQLite file this process serves, kept until it exits."""
 
 
-def _configured(*, serving: bool = False, **overrides: object) -> tuple[ServiceSettings, Compactor]:
+def _configured(
+    *, serving: bool = False, command: str | None = None, **overrides: object
+) -> tuple[ServiceSettings, Compactor]:
     """Every setting checked, and the database reached and migrated, before anything
-    starts: one clear line and exit 2 otherwise."""
+    starts: one clear line and exit 2 otherwise. A ``command`` (serve, worker) that writes
+    a SQLite file first makes this process the one that serves it."""
     try:
         settings = load_service_settings(**overrides)
         settings.tenants()  # API keys well formed
         if serving:
             settings.check_bind(settings.host)
+        if command is not None:
+            _HELD.append(hold_database(settings.database_url, command))
         summarization = load_settings(SummarizationSettings)
         llm = load_settings(LLMSettings)
         compactor = configured_compactor(
@@ -62,7 +71,7 @@ def serve(*, host: str | None, port: int | None, verbose: bool) -> None:
     """Run the memory service until stopped."""
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     logs.configure(verbose=True, level="DEBUG" if verbose else "INFO", service=True)
-    settings, compactor = _configured(serving=True, **overrides)
+    settings, compactor = _configured(serving=True, command="serve", **overrides)
     listening = _listen(settings.host, settings.port)
     print(
         f"recap: serving on http://{settings.host}:{listening.getsockname()[1]} (API docs at "
@@ -112,7 +121,7 @@ def _listen(host: str, port: int) -> socket.socket:
 def worker(*, verbose: bool) -> None:
     """Compact due sessions until stopped (SIGTERM finishes the compaction in flight)."""
     logs.configure(verbose=True, level="DEBUG" if verbose else "INFO", service=True)
-    settings, compactor = _configured()
+    settings, compactor = _configured(command="worker")
     asyncio.run(_work(settings, compactor))
 
 

@@ -40,6 +40,7 @@ from recap_memory.service.worker import Worker
 from recap_memory.service.writes import WriteGuard
 from recap_memory.settings import LLMSettings, SummarizationSettings, load_settings
 from recap_memory.store import Store, migrate, open_engine, schema_status
+from recap_memory.store.owners import is_orphaned
 from recap_memory.store.urls import is_sqlite
 from recap_memory.web import mount_console
 
@@ -93,6 +94,8 @@ async def build_state(
         clock=clock,
         keys_kept_for=dt.timedelta(seconds=settings.idempotency_ttl_s),
     )
+    if freed := await store.reclaim(is_orphaned):
+        log.info("took back %d compaction lease(s) a crashed recap on this host held", freed)
     relay = (
         None if is_sqlite(settings.database_url) else PostgresRelay(settings.database_url, engine)
     )
@@ -170,6 +173,7 @@ def create_app(
             state.bus.close()
             if state.worker is not None:
                 await state.worker.stop(grace_s=settings.shutdown_grace_s)
+            await state.runner.stop()
             if listener is not None:
                 listener.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

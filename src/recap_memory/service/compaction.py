@@ -25,6 +25,7 @@ from recap_memory.service.events import EventBus
 from recap_memory.service.metrics import Metrics
 from recap_memory.store import Claim, LeaseLost, Loaded, Store, usage_events
 from recap_memory.store.models import SummaryRecord
+from recap_memory.store.owners import lease_owner
 
 log = logging.getLogger("recap_memory.service")
 
@@ -71,7 +72,8 @@ class CompactionRunner:
         self.metrics = metrics
         self.lease = lease
         self.backoff = backoff
-        self.owner = owner or f"recap-{uuid.uuid4().hex[:8]}"
+        self.owner = owner or lease_owner()
+        self._detached: set[asyncio.Task[Outcome]] = set()
 
     async def run_due(self) -> Outcome | None:
         """Compact the session due longest, if any is claimable; None when none is."""
@@ -86,6 +88,27 @@ class CompactionRunner:
         claim = await self.store.claim(tenant, session, self.owner, self.lease)
         compactor = self.compactor.with_policy(self.compactor.policy.forced()) if force else None
         return await self._run(claim, compactor or self.compactor, request_id)
+
+    async def start_now(
+        self, tenant: str, session: str, *, request_id: str | None = None
+    ) -> asyncio.Task[Outcome]:
+        """Claim one session now (:class:`recap_memory.errors.BusyError` while another pass
+        holds it) and run its pass as a task that outlives whoever waits for it: a request
+        that stops waiting leaves the pass to finish under its lease. :meth:`stop` cancels
+        the ones still running."""
+        claim = await self.store.claim(tenant, session, self.owner, self.lease)
+        task = asyncio.create_task(self._run(claim, self.compactor, request_id))
+        self._detached.add(task)
+        task.add_done_callback(self._detached.discard)
+        return task
+
+    async def stop(self) -> None:
+        """Cancel the passes :meth:`start_now` left running (they give their leases back)."""
+        for task in list(self._detached):
+            task.cancel()
+        for task in list(self._detached):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def _run(
         self, claim: Claim, compactor: Compactor, request_id: str | None = None
@@ -115,12 +138,7 @@ class CompactionRunner:
                 await self.store.release(claim)
             raise
         except LeaseLost as exc:
-            log.warning("[%s] %s; another worker finishes it", request_id, exc)
-            outcome = Outcome("lost", str(exc))
-            spent = usage_events(claim, result, path="lost", reason=str(exc))
-            with contextlib.suppress(Exception):  # the model calls were made: account for them
-                await self.store.record_events([e for e in spent if e.kind == "model_call"])
-            await self.bus.publish("summarization.failed", claim.uuid, reason=outcome.reason)
+            outcome = await self._lost(claim, result, str(exc))
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
             log.exception("[%s] compaction of session %s failed", request_id, claim.uuid)
@@ -167,12 +185,13 @@ class CompactionRunner:
         """Leave the session due, retried after a backoff; record and announce why."""
         try:
             record = await self.store.get_session(claim.tenant, claim.uuid)
-        except NotFoundError:
-            return Outcome("lost", "the session was deleted during the pass")
-        retry_in = self.backoff.delay(record.failures)
-        events = usage_events(claim, result, path="failed", reason=reason)
-        with contextlib.suppress(LeaseLost):
+            retry_in = self.backoff.delay(record.failures)
+            events = usage_events(claim, result, path="failed", reason=reason)
             await self.store.fail(claim, loaded, reason, retry_in, events)
+        except NotFoundError:
+            return await self._lost(claim, result, "the session was deleted during the pass")
+        except LeaseLost as exc:  # another worker has the session now: its outcome stands
+            return await self._lost(claim, result, str(exc))
         await self.bus.publish(
             "summarization.failed",
             claim.uuid,
@@ -180,6 +199,19 @@ class CompactionRunner:
             retry_in_s=retry_in.total_seconds(),
         )
         return Outcome("failed", reason, result=result)
+
+    async def _lost(self, claim: Claim, result: CompactionResult | None, reason: str) -> Outcome:
+        """The pass lost its session (another worker took the lease, or it was deleted): drop
+        the result, keep the spend of the model calls it made, and say it was superseded —
+        not failed: the session's own outcome is the other worker's (or none)."""
+        log.warning("session %s: %s; this pass is dropped", claim.uuid, reason)
+        spent = usage_events(claim, result, path="lost", reason=reason)
+        try:
+            await self.store.record_events([e for e in spent if e.kind == "model_call"])
+        except Exception:
+            log.exception("could not record the model calls of session %s's pass", claim.uuid)
+        await self.bus.publish("summarization.superseded", claim.uuid, reason=reason)
+        return Outcome("lost", reason, result=result)
 
     @contextlib.asynccontextmanager
     async def _renewing(self, claim: Claim) -> AsyncIterator[None]:

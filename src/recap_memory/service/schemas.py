@@ -123,6 +123,9 @@ class Context(BaseModel):
     summarized_through: int | None
     summary_rows: int
     due: bool
+    compaction_retry_at: dt.datetime | None = None
+    """Set while the session's compaction is backing off after a failure: no pass (not even
+    ``?compact=sync``) runs before then."""
 
 
 class SummaryOut(BaseModel):

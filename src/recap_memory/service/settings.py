@@ -44,8 +44,10 @@ class ServiceSettings(BaseSettings):
     stalls the server's requests (0: a thread of the server process)."""
     worker_concurrency: int = Field(default=2, ge=1, le=64)
     poll_interval_s: float = Field(default=1.0, gt=0)
-    lease_s: float = Field(default=120.0, gt=0)
-    """How long a compaction lease lasts before another worker may take the session over."""
+    lease_s: float = Field(default=15.0, gt=0)
+    """How long a compaction lease lasts unrenewed: a pass renews it every third of this
+    while its model call runs, so a crashed holder's sessions go to another worker within
+    this (a restarted process on the same host takes its predecessor's back at once)."""
     retry_base_s: float = Field(default=5.0, gt=0)
     retry_max_s: float = Field(default=600.0, gt=0)
     shutdown_grace_s: float = Field(default=30.0, ge=0)
@@ -53,7 +55,8 @@ class ServiceSettings(BaseSettings):
     idempotency_ttl_s: float = Field(default=86_400.0, gt=0)
     """How long the answer to a write sent with an ``Idempotency-Key`` is kept for retries."""
     sync_wait_s: float = Field(default=60.0, gt=0)
-    """``?compact=sync`` waits at most this long for a compaction running elsewhere."""
+    """``?compact=sync`` waits at most this long for the session's due compaction (the one
+    it runs itself or one running elsewhere); a longer pass finishes in the background."""
     pool_size: int = Field(default=10, ge=1)
     """Database connections each process keeps (PostgreSQL)."""
     max_overflow: int = Field(default=10, ge=0)

@@ -3,7 +3,8 @@
 :func:`open_engine` builds the async engine for a user's database URL (SQLite
 gets WAL, a busy timeout, foreign keys and ``BEGIN IMMEDIATE`` so writers
 queue instead of failing); :func:`migrate` brings the schema to the newest
-Alembic revision and :func:`schema_status` says whether it is there.
+Alembic revision (on SQLite under a file lock: one process at a time) and
+:func:`schema_status` says whether it is there.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from recap_memory.store.filelocks import migrating
 from recap_memory.store.urls import (
     DEFAULT_URL,
     async_url,
@@ -96,7 +98,8 @@ class SchemaStatus:
 
 def _migrate_sync(url: str) -> None:
     ensure_sqlite_directory(url)
-    command.upgrade(_alembic_config(url), "head")
+    with migrating(url):  # processes starting together on a fresh file: one at a time
+        command.upgrade(_alembic_config(url), "head")
 
 
 def schema_head() -> str:

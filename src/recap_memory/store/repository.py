@@ -590,16 +590,36 @@ class Store:
                 .values(lease_token=None, lease_owner=None, lease_expires_at=None)
             )
 
+    async def reclaim(self, orphaned: Callable[[str], bool]) -> int:
+        """Free the live leases whose owner ``orphaned`` says is gone (a crashed predecessor
+        on this machine), so their sessions can be claimed now; how many were freed."""
+        now = self.clock()
+        async with self.transaction() as tx:
+            leased = await tx.execute(
+                select(SessionRecord.id, SessionRecord.lease_owner).where(
+                    SessionRecord.lease_expires_at >= now, SessionRecord.lease_owner.is_not(None)
+                )
+            )
+            dead = {(id_, owner) for id_, owner in leased if owner and orphaned(owner)}
+            if dead:
+                await tx.execute(
+                    update(SessionRecord)
+                    .where(
+                        SessionRecord.id.in_([id_ for id_, _ in dead]),
+                        SessionRecord.lease_owner.in_({owner for _, owner in dead}),
+                    )
+                    .values(lease_token=None, lease_owner=None, lease_expires_at=None)
+                )
+        return len(dead)
+
     async def _held(self, tx: AsyncSession, claim: Claim, loaded: Loaded) -> SessionRecord:
         record = await tx.scalar(
             select(SessionRecord).where(SessionRecord.id == claim.session_id).with_for_update()
         )
-        if (
-            record is None
-            or record.lease_token != claim.token
-            or record.summarized_through != loaded.through
-        ):
-            raise LeaseLost(f"lease on session {claim.uuid} lost")
+        _check_held(record, claim)
+        assert record is not None
+        if record.summarized_through != loaded.through:
+            raise LeaseLost(f"session {claim.uuid} was compacted by another worker meanwhile")
         return record
 
     async def commit(
@@ -667,8 +687,8 @@ class Store:
             record = await tx.scalar(
                 select(SessionRecord).where(SessionRecord.id == claim.session_id).with_for_update()
             )
-            if record is None or record.lease_token != claim.token:
-                raise LeaseLost(f"lease on session {claim.uuid} lost")
+            _check_held(record, claim)
+            assert record is not None
             record.failures += 1
             record.last_error = reason
             record.next_attempt_at = self.clock() + retry_in
@@ -687,8 +707,23 @@ class Store:
     # usage and stats ----------------------------------------------------------------------
 
     async def record_events(self, events: list[UsageEvent]) -> None:
-        """Store usage events outside a compaction (e.g. one a lost lease left behind)."""
+        """Store usage events outside a compaction (the model calls of a pass that lost its
+        session). An event of a session deleted meanwhile is kept without the session: its
+        tenant still counts the spend."""
         async with self.transaction() as tx:
+            ids = {e.session_id for e in events if e.session_id is not None}
+            existing = set(
+                await tx.scalars(
+                    select(SessionRecord.id)
+                    .where(SessionRecord.id.in_(ids))
+                    .with_for_update(read=True)  # not deleted until these are in
+                )
+                if ids
+                else ()
+            )
+            for event in events:
+                if event.session_id not in existing:
+                    event.session_id = None
             tx.add_all(events)
 
     async def usage_events(self, tenant: str) -> list[UsageEvent]:
@@ -826,6 +861,14 @@ def _canonical_uuid(text: str) -> str | None:
     except ValueError:
         return None
     return canonical if canonical == text.lower() else None
+
+
+def _check_held(record: SessionRecord | None, claim: Claim) -> None:
+    """:class:`LeaseLost` unless the session still exists under ``claim``'s lease."""
+    if record is None:
+        raise LeaseLost(f"session {claim.uuid} was deleted during the pass")
+    if record.lease_token != claim.token:
+        raise LeaseLost(f"the lease on session {claim.uuid} expired and another worker took it")
 
 
 def _lease(record: SessionRecord, owner: str, expires: dt.datetime) -> Claim:

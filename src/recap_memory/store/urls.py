@@ -58,6 +58,14 @@ def is_sqlite(url: str) -> bool:
     return _parse(url).get_backend_name() == "sqlite"
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The absolute path of ``url``'s SQLite file (None for PostgreSQL)."""
+    parsed = _parse(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return None
+    return Path(parsed.database).expanduser().absolute()
+
+
 def ensure_sqlite_directory(url: str) -> None:
     """Create the folder of a SQLite file when it does not exist yet."""
     parsed = _parse(url)

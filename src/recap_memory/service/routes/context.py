@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import datetime as dt
 import time
 from typing import Annotated, Literal
 
@@ -16,6 +18,7 @@ from recap_memory.service.compaction import summary_data
 from recap_memory.service.deps import ServiceState, State, Tenant
 from recap_memory.service.routes.sessions import Session
 from recap_memory.service.schemas import CompactOut, Context, EpisodeStats, SummaryOut
+from recap_memory.store.models import SessionRecord
 
 router = APIRouter(tags=["context"])
 SYNC_POLL_S = 0.1
@@ -34,7 +37,9 @@ async def get_context(
     """System messages, the summary (one user message), then the un-summarized tail.
 
     ``compact=sync`` first runs a due compaction inline (Design A's pre-call mode),
-    or waits for one already running. ``max_chars`` or ``max_tokens`` make the size a
+    or waits for one already running, at most ``RECAP_SYNC_WAIT_S`` in all (a longer pass
+    lands later); a session backing off after a failed pass is answered at once, with
+    ``compaction_retry_at``. ``max_chars`` or ``max_tokens`` make the size a
     promise: a due pass runs inline first, then the largest tool outputs are cut to
     head and tail (then masked) until the context fits; 413 when even that cannot.
     """
@@ -44,6 +49,7 @@ async def get_context(
     if compact == "sync" or limit is not None:
         await _settle(state, tenant, session_id, request.state.request_id)
     record, loaded = await state.store.load_context(tenant, session_id)
+    retry_at = _backing_off(record, state.store.clock())
     view = loaded.view()
     if limit is not None:
         view, _ = fit(view, limit, state.store.meter)
@@ -59,22 +65,33 @@ async def get_context(
         summarized_through=loaded.through,
         summary_rows=len(loaded.chain.rows),
         due=record.due_since is not None,
+        compaction_retry_at=retry_at,
     )
 
 
+def _backing_off(record: SessionRecord, now: dt.datetime) -> dt.datetime | None:
+    """When the session's next pass may run, while it waits out a failure's backoff."""
+    if record.due_since is None or record.next_attempt_at is None:
+        return None
+    return record.next_attempt_at if record.next_attempt_at > now else None
+
+
 async def _settle(state: ServiceState, tenant: str, session_id: str, request_id: str) -> None:
-    """Run the session's due compaction now, or wait (bounded) for the one running."""
+    """Run the session's due compaction now, or wait for the one running — all within
+    ``sync_wait_s``: a pass still running then finishes in the background. A session
+    backing off after a failure is not run again before its time."""
     deadline = time.monotonic() + state.settings.sync_wait_s
     while True:
         record = await state.store.get_session(tenant, session_id)
-        if record.due_since is None and not record.leased_at(state.store.clock()):
+        now = state.store.clock()
+        leased = record.leased_at(now)
+        if (record.due_since is None or _backing_off(record, now)) and not leased:
             return
-        try:
-            if record.due_since is not None:
-                await state.runner.run_now(tenant, session_id, request_id=request_id)
-                return
-        except BusyError:
-            pass
+        if not leased:
+            with contextlib.suppress(BusyError):  # claimed elsewhere meanwhile: wait for it
+                task = await state.runner.start_now(tenant, session_id, request_id=request_id)
+                await asyncio.wait({task}, timeout=max(0.0, deadline - time.monotonic()))
+                return  # done, or left to finish under its lease
         if time.monotonic() > deadline:
             return  # serve the context as it is; the running pass will land later
         await asyncio.sleep(SYNC_POLL_S)

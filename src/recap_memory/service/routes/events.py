@@ -18,8 +18,9 @@ router = APIRouter(tags=["events"])
 async def session_events(session: Session, state: State) -> AsyncIterable[ServerSentEvent]:
     """``session.state`` first (the session as it is), then ``summarization.started``,
     ``summarization.finished`` (the new summary's range and sizes),
-    ``summarization.skipped`` and ``summarization.failed`` (with the reason). The stream
-    ends when the service shuts down."""
+    ``summarization.skipped`` and ``summarization.failed`` (with the reason), or
+    ``summarization.superseded`` when the pass lost its session to another worker (whose
+    own events follow) or to a delete. The stream ends when the service shuts down."""
     async with state.bus.subscribe(session.uuid) as events:
         state_now = SessionOut.of(session, state.store.clock()).model_dump(mode="json")
         yield ServerSentEvent(event="session.state", data=state_now)

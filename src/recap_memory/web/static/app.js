@@ -306,7 +306,10 @@ async function listen(id) {
 
 function handle(name, event) {
   if (name === "summarization.started") { setBusy(true); $("#failure").hidden = true; }
-  if (name === "summarization.finished" || name === "summarization.skipped") { setBusy(false); refresh().catch(report); }
+  if (["summarization.finished", "summarization.skipped", "summarization.superseded"].includes(name)) {
+    setBusy(false);
+    refresh().catch(report);
+  }
   if (name === "summarization.failed") {
     setBusy(false);
     $("#failure").textContent = `Summarisation failed: ${event.reason}`;
