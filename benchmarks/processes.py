@@ -5,6 +5,7 @@ for."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -17,6 +18,14 @@ from pathlib import Path
 import httpx
 
 START_TIMEOUT_S = 30.0
+SETTING_PREFIXES = ("RECAP_", "SUMMAR", "OPENAI_", "UTILITY_MODEL", "INFERENCE_SERVICE")
+"""Environment variables that configure recap (or its model): a measured process starts
+without the caller's."""
+
+
+def clean_environment() -> dict[str, str]:
+    """This process's environment without any recap or model setting."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(SETTING_PREFIXES)}
 
 
 def free_port() -> int:

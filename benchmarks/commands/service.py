@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +16,7 @@ from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
 from benchmarks import reliability as rel
+from benchmarks import responsive
 from benchmarks.service import GATE_TARGET, Options, ServiceFigures, run
 from recap_memory.cli.errors import describe, fail
 from recap_memory.cli.output import report_console
@@ -49,13 +52,17 @@ def service(
     options = Options(large, small, samples, clients, requests, rounds)
     try:
         figures = run(options, database_url)
-    except (RecapError, SQLAlchemyError, httpx.HTTPError, OSError) as exc:
+        with tempfile.TemporaryDirectory(prefix="recap-responsive-") as folder:
+            during_pass = responsive.measure(Path(folder))
+    except (RecapError, SQLAlchemyError, httpx.HTTPError, OSError, TimeoutError) as exc:
         fail(describe(exc))
     console = report_console()
     console.print(gate_table(figures))
     console.print(http_table(figures))
+    console.print(responsive_table(during_pass))
     if out:
-        out.write_text(json.dumps(figures.as_dict(), indent=2) + "\n", encoding="utf-8")
+        data = {**figures.as_dict(), "responsive": asdict(during_pass)}
+        out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def gate_table(figures: ServiceFigures) -> Table:
@@ -104,6 +111,29 @@ def http_table(figures: ServiceFigures) -> Table:
             f"{phase.per_second:,.0f}",
             f"{phase.latency.median_ms:.2f}",
             f"{phase.latency.p99_ms:.2f}",
+        )
+    return table
+
+
+def responsive_table(figures: responsive.Responsiveness) -> Table:
+    """``/healthz`` idle and while a large append is compacted, side by side."""
+    table = Table(
+        title=f"GET /healthz while one {figures.body_bytes / 1e6:.1f} MB append is compacted "
+        f"(SQLite, embedded worker)",
+        caption=f"the pass folded {figures.folded_messages:,} messages in "
+        f"{figures.pass_seconds:.1f} s; worst ÷ idle median "
+        f"{figures.busy.max_ms / figures.idle.median_ms:.1f}",
+    )
+    table.add_column("server")
+    for column in ("probes", "median ms", "p99 ms", "max ms"):
+        table.add_column(column, justify="right")
+    for name, probes in (("idle", figures.idle), ("append and pass", figures.busy)):
+        table.add_row(
+            name,
+            str(probes.samples),
+            f"{probes.median_ms:.1f}",
+            f"{probes.p99_ms:.1f}",
+            f"{probes.max_ms:.1f}",
         )
     return table
 

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from benchmarks import responsive
 from benchmarks.processes import free_port, serving
 from tests.service.conftest import turn
 from tests.service.processes import recap_env
@@ -247,3 +248,15 @@ def test_log_lines_carry_time_level_request_and_session(log_format: str, tmp_pat
             rf"request=\w+ session={session}: \[\w+\] summarizer done: .*"
         )
         assert re.fullmatch(pattern, lines[0]), lines[0]
+
+
+@pytest.mark.slow
+def test_healthz_stays_fast_while_a_7mb_append_is_compacted(tmp_path: Path) -> None:
+    """1,000 messages (6.8 MB) in one append, then the pass they make due: a liveness probe
+    never waits on them (it waited 1-5 s when parsing, measuring and summarizing ran on the
+    server's event loop or in its interpreter)."""
+    figures = responsive.measure(tmp_path)
+    assert figures.body_bytes > 6_800_000 and figures.folded_messages > 900, figures
+    assert figures.busy.samples > 100, figures  # probed all through the pass
+    assert figures.busy.p99_ms < 100, figures
+    assert figures.busy.max_ms < 250, figures

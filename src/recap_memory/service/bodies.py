@@ -28,12 +28,28 @@ def json_body(model: type[_M]) -> Any:
             return await off_loop(len(raw) >= LARGE_BODY_BYTES, model.model_validate_json, raw)
         except ValidationError as exc:
             errors = [
-                {**error, "loc": ("body", *error["loc"])}
-                for error in exc.errors(include_url=False, include_context=False)
+                {**error, "loc": ("body", *error["loc"]), "msg": _readable(error)}
+                for error in exc.errors(
+                    include_url=False, include_context=False, include_input=False
+                )
             ]
             raise RequestValidationError(errors) from exc
 
     return Depends(parse)
+
+
+def _readable(error: Any) -> str:
+    """The error's message; for a body that is not JSON at all, what was wrong with it."""
+    message = str(error["msg"])
+    if error["type"] != "json_invalid":
+        return message
+    if "unicode" in message:
+        reason = "it is not valid UTF-8"
+    elif "recursion" in message:
+        reason = "it is nested too deep"
+    else:
+        reason = message.removeprefix("Invalid JSON: ")
+    return f"the request body could not be read as JSON ({reason}); send UTF-8 JSON"
 
 
 def documented(model: type[BaseModel]) -> dict[str, Any]:

@@ -80,8 +80,10 @@ class ExtractiveSummarizer(Summarizer):
     name = "extractive"
     reads_record = True
 
+    executor: Executor | None = None
+    """What runs :meth:`summarize`: a worker thread when None."""
+
     def __init__(self, executor: Executor | None = None) -> None:
-        """``executor`` runs :meth:`summarize` (a worker thread when None)."""
         self.executor = executor
 
     def running_on(self, executor: Executor) -> ExtractiveSummarizer:
