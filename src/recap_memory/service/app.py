@@ -33,6 +33,8 @@ from recap_memory.service.events import EventBus
 from recap_memory.service.hosts import HostGuard
 from recap_memory.service.limits import BodyLimit
 from recap_memory.service.metrics import Metrics
+from recap_memory.service.proxy import routes as proxy
+from recap_memory.service.proxy.upstream import Upstream
 from recap_memory.service.relay import PostgresRelay
 from recap_memory.service.routes import console, context, events, sessions, system
 from recap_memory.service.settings import ServiceSettings, load_service_settings
@@ -120,7 +122,21 @@ async def build_state(
     )
     if chat_model is None and settings.chat_model:
         chat_model = make_model(llm, spec=settings.chat_model)
-    return ServiceState(settings, store, runner, bus, metrics, background, relay, chat_model, pool)
+    upstream = (
+        Upstream(
+            settings.upstream_url,
+            api_key=(
+                settings.upstream_api_key.get_secret_value() if settings.upstream_api_key else None
+            ),
+            pass_caller_key=not settings.tenants(),
+            timeout_s=settings.upstream_timeout_s,
+        )
+        if settings.upstream_url
+        else None
+    )
+    return ServiceState(
+        settings, store, runner, bus, metrics, background, relay, chat_model, pool, upstream
+    )
 
 
 def summarizing_pool(processes: int) -> Executor | None:
@@ -179,6 +195,8 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await listener
             await state.store.close()
+            if state.upstream is not None:
+                await state.upstream.aclose()
             if state.pool is not None:
                 state.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -195,6 +213,7 @@ def create_app(
         events.router,
         system.router,
         console.router,
+        proxy.router,
     ):
         app.include_router(router)
     mount_console(app)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
@@ -13,6 +13,8 @@ from recap_memory.llm.base import ChatModel
 from recap_memory.service.compaction import CompactionRunner
 from recap_memory.service.events import EventBus
 from recap_memory.service.metrics import Metrics
+from recap_memory.service.proxy.prefixes import PrefixSummaries
+from recap_memory.service.proxy.upstream import Upstream
 from recap_memory.service.relay import PostgresRelay
 from recap_memory.service.settings import ServiceSettings
 from recap_memory.service.worker import Worker
@@ -35,6 +37,10 @@ class ServiceState:
     chat_model: ChatModel | None = None
     pool: Executor | None = None
     """The processes summarizing off the server's interpreter (shut down with it)."""
+    upstream: Upstream | None = None
+    """The model ``/v1/chat/completions`` forwards to (``RECAP_UPSTREAM_URL``)."""
+    prefixes: PrefixSummaries = field(default_factory=PrefixSummaries)
+    """Heads compacted for conversations sent whole (stateless ``/v1/chat/completions``)."""
 
 
 def get_state(request: Request) -> ServiceState:

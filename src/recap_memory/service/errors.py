@@ -21,6 +21,7 @@ from recap_memory.errors import (
     OutcomeUnknownError,
     StoreError,
 )
+from recap_memory.service.proxy.upstream import NoUpstream
 
 
 class PayloadTooLarge(Exception):
@@ -75,6 +76,10 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(BusyError)
     async def _busy(_: Request, exc: BusyError) -> JSONResponse:
         return error_response(409, "busy", str(exc), headers={"Retry-After": "1"})
+
+    @app.exception_handler(NoUpstream)
+    async def _no_upstream(_: Request, exc: NoUpstream) -> JSONResponse:
+        return error_response(503, "no_upstream", str(exc))
 
     @app.exception_handler(ConflictError)
     async def _conflict(_: Request, exc: ConflictError) -> JSONResponse:

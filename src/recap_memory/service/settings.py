@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recap_memory.errors import ConfigurationError
@@ -66,6 +66,14 @@ class ServiceSettings(BaseSettings):
     chat_model: str | None = None
     """``RECAP_CHAT_MODEL``: a model spec (``openai:…``, ``ollama:…``) that answers in the
     console's chat, through the compacted context; none: the console writes both sides."""
+    upstream_url: str | None = None
+    """``RECAP_UPSTREAM_URL``: the OpenAI-compatible ``/v1`` base (``http://127.0.0.1:11434/v1``,
+    ``https://api.openai.com/v1``) that ``/v1/chat/completions`` forwards to."""
+    upstream_api_key: SecretStr | None = None
+    """The upstream's key; without it the caller's ``Authorization`` is passed on (only
+    when recap has no API keys of its own: then that header is recap's key)."""
+    upstream_timeout_s: float = Field(default=600.0, gt=0)
+    """How long one upstream request may take (a long generation, streamed or not)."""
     migrate_on_start: bool = True
     """Upgrade the schema when the server starts (else refuse an outdated one)."""
 

@@ -125,6 +125,15 @@ class Created:
 
 
 @dataclass(frozen=True)
+class History:
+    """See :meth:`Store.client_history`."""
+
+    messages: int
+    head: str | None
+    holds_first: bool
+
+
+@dataclass(frozen=True)
 class Idempotency:
     """A request's ``Idempotency-Key`` and the fingerprint of what it asked."""
 
@@ -200,16 +209,21 @@ class Store:
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
         idempotency: Idempotency | None = None,
+        session_uuid: str | None = None,
     ) -> Created:
-        """A new, empty session for ``tenant``; a retry under the same ``idempotency`` key
-        returns the session the first request made."""
+        """A new, empty session for ``tenant`` (with ``session_uuid`` as its id when given);
+        a retry under the same ``idempotency`` key returns the session the first request
+        made."""
 
         async def write() -> Created:
             async with self.transaction() as tx:
                 if idempotency and (done := await self._answered(tx, tenant, idempotency)):
                     return Created(await self._session(tx, tenant, done["session"]), True)
                 record = SessionRecord(
-                    uuid=str(uuid.uuid4()), tenant=tenant, title=title, meta=metadata or {}
+                    uuid=session_uuid or str(uuid.uuid4()),
+                    tenant=tenant,
+                    title=title,
+                    meta=metadata or {},
                 )
                 tx.add(record)
                 if idempotency:
@@ -447,6 +461,26 @@ class Store:
         elif record.due_since is None:
             record.due_since = self.clock()
         return due
+
+    async def client_history(self, tenant: str, session_uuid: str, first: str) -> History:
+        """Where the session's record stands for a client re-sending its conversation: how
+        many messages it holds, the client id of the last one, and whether it holds a
+        message with the client id ``first``."""
+        async with self.transaction() as tx:
+            record = await self._session(tx, tenant, session_uuid)
+            head = None
+            if record.last_message_id is not None:
+                head = await tx.scalar(
+                    select(MessageRecord.client_id).where(
+                        MessageRecord.id == record.last_message_id
+                    )
+                )
+            holds = await tx.scalar(
+                select(MessageRecord.id).where(
+                    MessageRecord.session_id == record.id, MessageRecord.client_id == first
+                )
+            )
+            return History(record.message_count, head, holds is not None)
 
     async def list_messages(
         self, tenant: str, session_uuid: str, *, after: int | None, limit: int

@@ -18,12 +18,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Reply:
-    """A successful answer in the protocol of the requested path."""
+    """A successful answer in the protocol of the requested path; with ``tool_calls``
+    (OpenAI dicts), an assistant message calling tools (``text`` may then be empty)."""
 
     text: str
     prompt_tokens: int = 321
     completion_tokens: int = 45
     finish: str = "stop"
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,15 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
+        def do_GET(self) -> None:
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            server.requests.append(Request(self.path, headers, None))
+            if self.path.endswith("/models"):
+                models = [{"id": "test-model", "object": "model", "owned_by": "recap-tests"}]
+                self._send(200, json.dumps({"object": "list", "data": models}).encode())
+            else:
+                self._send(404, b'{"error": "no such endpoint"}')
+
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             try:
@@ -155,7 +166,8 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, b'{"error": "no such endpoint"}')
 
         def _stream(self, reply: Reply) -> None:
-            """The reply word by word: SSE for OpenAI's path, JSON lines for Ollama's."""
+            """The reply word by word: SSE for OpenAI's path (its tool calls last), JSON
+            lines for Ollama's."""
             openai = self.path.endswith("/chat/completions")
             self.send_response(200)
             self.send_header(
@@ -163,22 +175,11 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             )
             self.end_headers()
             self.close_connection = True
-            for word in reply.text.split(" "):
-                piece = word + " "
-                if openai:
-                    chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
-                    line = f"data: {json.dumps(chunk)}\n\n"
-                else:
-                    line = (
-                        json.dumps(
-                            {"message": {"role": "assistant", "content": piece}, "done": False}
-                        )
-                        + "\n"
-                    )
+            pieces = [word + " " for word in reply.text.split(" ")] if reply.text else []
+            lines = _sse_lines(pieces, reply.tool_calls) if openai else _ndjson_lines(pieces)
+            for line in lines:
                 self.wfile.write(line.encode())
                 self.wfile.flush()
-            self.wfile.write(b"data: [DONE]\n\n" if openai else b'{"done": true}\n')
-            self.wfile.flush()
 
         def _send(self, code: int, data: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
             self.send_response(code)
@@ -199,11 +200,16 @@ def _openai(request: Any, reply: Reply) -> dict[str, Any]:
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "model": request.get("model", "?"),
+        "created": 1_764_460_800,
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.text},
-                "finish_reason": reply.finish,
+                "message": {
+                    "role": "assistant",
+                    "content": reply.text or None,
+                    **({"tool_calls": list(reply.tool_calls)} if reply.tool_calls else {}),
+                },
+                "finish_reason": "tool_calls" if reply.tool_calls else reply.finish,
             }
         ],
         "usage": {
@@ -224,3 +230,35 @@ def _ollama(request: Any, reply: Reply) -> dict[str, Any]:
         "prompt_eval_count": reply.prompt_tokens,
         "eval_count": reply.completion_tokens,
     }
+
+
+def _sse_lines(pieces: list[str], tool_calls: tuple[dict[str, Any], ...]) -> list[str]:
+    """OpenAI's stream: one chunk per piece of text, one per tool call, then ``[DONE]``."""
+    deltas: list[dict[str, Any]] = [{"content": piece} for piece in pieces]
+    deltas += [{"tool_calls": [{**call, "index": i}]} for i, call in enumerate(tool_calls)]
+    lines = []
+    for n, delta in enumerate(deltas):
+        chunk = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 1_764_460_800,
+            "model": "test-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {**({"role": "assistant"} if n == 0 else {}), **delta},
+                    "finish_reason": None,
+                }
+            ],
+        }
+        lines.append(f"data: {json.dumps(chunk)}\n\n")
+    return [*lines, "data: [DONE]\n\n"]
+
+
+def _ndjson_lines(pieces: list[str]) -> list[str]:
+    """Ollama's stream: one JSON line per piece of text, then the final line."""
+    lines = [
+        json.dumps({"message": {"role": "assistant", "content": piece}, "done": False}) + "\n"
+        for piece in pieces
+    ]
+    return [*lines, '{"done": true}\n']

@@ -12,12 +12,13 @@ from fastapi import APIRouter, Query, Request
 
 from recap_memory.errors import BusyError, ContextTooLargeError, InputError
 from recap_memory.fitting import fit, too_large
-from recap_memory.messages import to_openai
+from recap_memory.messages import Message, to_openai
 from recap_memory.policy import Budget
 from recap_memory.service.compaction import summary_data
 from recap_memory.service.deps import ServiceState, State, Tenant
 from recap_memory.service.routes.sessions import Session
 from recap_memory.service.schemas import CompactOut, Context, EpisodeStats, SummaryOut
+from recap_memory.store import Loaded
 from recap_memory.store.models import SessionRecord
 
 router = APIRouter(tags=["context"])
@@ -46,15 +47,10 @@ async def get_context(
     if max_chars is not None and max_tokens is not None:
         raise InputError("give max_chars or max_tokens, not both", where="query")
     limit = Budget(chars=max_chars, tokens=max_tokens) if max_chars or max_tokens else None
-    if compact == "sync" or limit is not None:
-        await _settle(state, tenant, session_id, request.state.request_id)
-    record, loaded = await state.store.load_context(tenant, session_id)
+    record, loaded, view = await model_context(
+        state, tenant, session_id, request.state.request_id, sync=compact == "sync", limit=limit
+    )
     retry_at = _backing_off(record, state.store.clock())
-    view = loaded.view()
-    if limit is not None:
-        view, _ = fit(view, limit, state.store.meter)
-        if not limit.allows(state.store.meter.messages(view)):
-            raise ContextTooLargeError(too_large(view, limit, state.store.meter))
     size = state.store.meter.messages(view)
     return Context(
         messages=[to_openai(m, recap_fields=False) for m in view],
@@ -67,6 +63,29 @@ async def get_context(
         due=record.due_since is not None,
         compaction_retry_at=retry_at,
     )
+
+
+async def model_context(
+    state: ServiceState,
+    tenant: str,
+    session_id: str,
+    request_id: str,
+    *,
+    sync: bool,
+    limit: Budget | None,
+) -> tuple[SessionRecord, Loaded, list[Message]]:
+    """The session, what was loaded, and the messages a model receives now: with ``sync``
+    or a ``limit``, after the due pass (run or waited for, within ``RECAP_SYNC_WAIT_S``);
+    within ``limit`` (tool outputs cut, then masked) or :class:`ContextTooLargeError`."""
+    if sync or limit is not None:
+        await _settle(state, tenant, session_id, request_id)
+    record, loaded = await state.store.load_context(tenant, session_id)
+    view = loaded.view()
+    if limit is not None:
+        view, _ = fit(view, limit, state.store.meter)
+        if not limit.allows(state.store.meter.messages(view)):
+            raise ContextTooLargeError(too_large(view, limit, state.store.meter))
+    return record, loaded, view
 
 
 def _backing_off(record: SessionRecord, now: dt.datetime) -> dt.datetime | None:
