@@ -111,6 +111,7 @@ bench: setup
 	$(BIN)/python -m benchmarks engine --locomo $(DATA)/locomo_dev.json
 	$(BIN)/python -m benchmarks peers --data-dir $(DATA)
 	$(BIN)/python -m benchmarks service
+	$(BIN)/python -m benchmarks proxy
 
 ## reliability: 2 servers and 3 workers on one PostgreSQL under load, model faults, a worker
 ##              killed holding a lease, and its own PostgreSQL restarted (never the machine's)

@@ -1,16 +1,16 @@
 """``python -m benchmarks``: benchmarks whose figures are ratios to a baseline of the same run.
 
 One module per command: ``service`` and ``reliability`` (the memory service),
-``engine`` (the engine's growth and summarization work), ``peers`` (recap beside
-LangChain and LangMem). Not installed with recap: run from a checkout
-(``make bench``, ``make reliability``).
+``proxy`` (the latency of ``/v1/chat/completions``), ``engine`` (the engine's growth
+and summarization work), ``peers`` (recap beside LangChain and LangMem). Not installed
+with recap: run from a checkout (``make bench``, ``make reliability``).
 """
 
 from __future__ import annotations
 
 import typer
 
-from benchmarks.commands import engine, peers, service
+from benchmarks.commands import engine, peers, proxy, service
 
 app = typer.Typer(
     name="python -m benchmarks",
@@ -23,3 +23,4 @@ app.command("service")(service.service)
 app.command("reliability")(service.reliability)
 app.command("engine")(engine.engine)
 app.command("peers")(peers.peers)
+app.command("proxy")(proxy.proxy)

@@ -115,6 +115,7 @@ class ModelServer:
 def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
