@@ -45,9 +45,13 @@ async def for_session(
 ) -> Prepared:
     """Append the request's messages the session does not hold yet (the whole history
     re-sent, or only the new turn), then the session's compacted context."""
-    session = await _session(state, tenant, name)
+    session = session_id(tenant, name)
     digests = chained(messages)
-    history = await state.store.client_history(tenant, session, digests[0])
+    try:
+        history = await state.store.client_history(tenant, session, digests[0])
+    except NotFoundError:
+        await _create(state, tenant, name, session)
+        history = await state.store.client_history(tenant, session, digests[0])
     if history.messages and history.head in digests:  # the conversation re-sent, and more
         start = digests.index(history.head) + 1
         new, ids = messages[start:], digests[start:]
@@ -60,12 +64,14 @@ async def for_session(
         )
     else:  # the first request, or only the new messages
         new, ids = messages, chained(messages, history.head or "")
+    due = True  # nothing appended: a pass may still be due (or running)
     if new:
-        await state.store.append(
+        appended = await state.store.append(
             tenant, session, [m.replace(id=i) for m, i in zip(new, ids, strict=True)]
         )
+        due = appended.due or appended.session.leased_at(state.store.clock())
     record, loaded, view = await model_context(
-        state, tenant, session, request_id, sync=True, limit=state.store.policy.max
+        state, tenant, session, request_id, sync=due, limit=state.store.policy.max
     )
     size = state.store.meter.messages(view)
     folded = sum(row.messages for row in loaded.chain.rows)
@@ -81,24 +87,19 @@ async def for_session(
     )
 
 
-async def _session(state: ServiceState, tenant: str, name: str) -> str:
-    """The session ``name`` stands for, created on first use."""
-    session = session_id(tenant, name)
+async def _create(state: ServiceState, tenant: str, name: str, session: str) -> None:
+    """Create the session ``name`` stands for (on its first use)."""
     try:
-        await state.store.get_session(tenant, session)
-    except NotFoundError:
+        await state.store.create_session(
+            tenant, title=name, metadata={"created_by": "proxy"}, session_uuid=session
+        )
+    except IntegrityError:  # made meanwhile, or the id is another tenant's
         try:
-            await state.store.create_session(
-                tenant, title=name, metadata={"created_by": "proxy"}, session_uuid=session
-            )
-        except IntegrityError:  # made meanwhile, or the id is another tenant's
-            try:
-                await state.store.get_session(tenant, session)
-            except NotFoundError:
-                raise ConflictError(
-                    f"X-Recap-Session {name!r} cannot be used: choose another id"
-                ) from None
-    return session
+            await state.store.get_session(tenant, session)
+        except NotFoundError:
+            raise ConflictError(
+                f"X-Recap-Session {name!r} cannot be used: choose another id"
+            ) from None
 
 
 async def for_request(
