@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,13 @@ def model() -> Iterator[ModelServer]:
 def recap(model: ModelServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``recap serve`` with the stub as its upstream; its base URL."""
     folder = tmp_path_factory.mktemp("proxy")
-    env = recap_env(f"sqlite:///{folder / 'recap.db'}", RECAP_UPSTREAM_URL=f"{model.url}/v1")
+    env = recap_env(
+        f"sqlite:///{folder / 'recap.db'}",
+        RECAP_UPSTREAM_URL=f"{model.url}/v1",
+    )
     with serving(env, folder / "serve.log", cwd=folder) as (url, _):
         yield url
+    assert KEY not in (folder / "serve.log").read_text(), "a key was logged"
 
 
 def _upstream_messages(model: ModelServer) -> list[dict[str, Any]]:
@@ -101,6 +106,30 @@ def test_streaming_passes_chunks_through_and_keeps_the_reply(
     sent = _upstream_messages(model)
     assert [m["role"] for m in sent] == ["user", "assistant", "user"], sent
     assert sent[1]["content"] == text
+
+
+def test_a_client_leaving_mid_stream_closes_the_upstream_request(
+    recap: str, model: ModelServer
+) -> None:
+    model.then(Reply("one two three four five six seven eight", pause_s=0.3))
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "Count."}]}
+    headers = {"X-Recap-Session": "chat-left"}
+    with httpx.stream(
+        "POST", f"{recap}/v1/chat/completions", json=body, headers=headers
+    ) as response:
+        first = next(response.iter_lines())
+        assert first.startswith("data: ")
+    deadline = time.monotonic() + 10
+    while model.cut_streams == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert model.cut_streams == 1, "the upstream stream was closed when the client left"
+    compacted = httpx.post(
+        f"{recap}/v1/chat/completions",
+        json={**body, "stream": False},
+        headers=headers,
+    )
+    sent = _upstream_messages(model)
+    assert compacted.status_code == 200 and [m["role"] for m in sent] == ["user"], sent
 
 
 def test_tool_calls_across_turns_reach_the_upstream_paired(recap: str, model: ModelServer) -> None:

@@ -26,6 +26,8 @@ class Reply:
     completion_tokens: int = 45
     finish: str = "stop"
     tool_calls: tuple[dict[str, Any], ...] = ()
+    pause_s: float = 0.0
+    """Streamed: the pause before each chunk after the first."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class ModelServer:
         self.script: deque[Behaviour] = deque()
         self.default: Behaviour = default or Reply("The user asked about the outage.")
         self.requests: list[Request] = []
+        self.cut_streams = 0
+        """Streams whose client closed the connection before the last chunk."""
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
 
@@ -178,9 +182,15 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             pieces = [word + " " for word in reply.text.split(" ")] if reply.text else []
             lines = _sse_lines(pieces, reply.tool_calls) if openai else _ndjson_lines(pieces)
-            for line in lines:
-                self.wfile.write(line.encode())
-                self.wfile.flush()
+            for n, line in enumerate(lines):
+                if n and reply.pause_s:
+                    server._stopping.wait(reply.pause_s)
+                try:
+                    self.wfile.write(line.encode())
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    server.cut_streams += 1  # the client went away mid-stream
+                    return
 
         def _send(self, code: int, data: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
             self.send_response(code)
