@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks import processes
+from benchmarks.service import percentile
 from recap_memory.testing.model_server import ModelServer, Reply
 
 TARGET_MS = 5.0
@@ -37,7 +38,7 @@ class Latency:
     def of(cls, ms: list[float]) -> Latency:
         """The figures of non-empty ``ms``."""
         ordered = sorted(ms)
-        return cls(ordered[len(ordered) // 2], ordered[max(0, int(len(ordered) * 0.99) - 1)])
+        return cls(percentile(ordered, 0.5), percentile(ordered, 0.99))
 
 
 @dataclass(frozen=True)

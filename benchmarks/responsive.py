@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks import processes
+from benchmarks.service import percentile
 
 WORDS = "invoice ticket customer refund order shipped warehouse payment account delayed".split()
 PASS_TIMEOUT_S = 120.0
@@ -40,12 +41,7 @@ class Probes:
     def of(cls, ms: list[float]) -> Probes:
         """The figures of non-empty ``ms``."""
         ordered = sorted(ms)
-        return cls(
-            len(ordered),
-            ordered[len(ordered) // 2],
-            ordered[max(0, int(len(ordered) * 0.99) - 1)],
-            ordered[-1],
-        )
+        return cls(len(ordered), percentile(ordered, 0.5), percentile(ordered, 0.99), ordered[-1])
 
 
 @dataclass(frozen=True)

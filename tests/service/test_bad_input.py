@@ -106,16 +106,22 @@ async def test_tool_results_may_arrive_in_a_later_request(small: App) -> None:
 async def test_malformed_bodies_get_422_with_the_field_path(
     small: App, body: bytes, field: str
 ) -> None:
-    session = await small.session()
-    response = await small.client.post(
+    _, error = await _refused_body(small, body)
+    assert error["details"][0]["field"].startswith(field), error
+
+
+async def _refused_body(app: App, body: bytes) -> tuple[str, dict[str, Any]]:
+    """Send ``body`` as JSON to a new session's append: the session and the 422's error."""
+    session = await app.session()
+    response = await app.client.post(
         f"/sessions/{session}/messages",
         content=body,
         headers={"content-type": "application/json"},
     )
-    assert response.status_code == 422
+    assert response.status_code == 422, response.text
     error = response.json()["error"]
-    assert error["code"] == "invalid_request"
-    assert error["details"][0]["field"].startswith(field), error
+    assert error["code"] == "invalid_request", error
+    return session, error
 
 
 @pytest.mark.parametrize(
@@ -128,15 +134,8 @@ async def test_malformed_bodies_get_422_with_the_field_path(
 async def test_a_body_that_cannot_be_read_as_json_gets_422_like_any_malformed_body(
     small: App, body: bytes, reason: str
 ) -> None:
-    session = await small.session()
-    response = await small.client.post(
-        f"/sessions/{session}/messages",
-        content=body,
-        headers={"content-type": "application/json"},
-    )
-    assert response.status_code == 422, response.text
-    error = response.json()["error"]
-    assert error["code"] == "invalid_request" and error["details"][0]["field"] == "body"
+    session, error = await _refused_body(small, body)
+    assert error["details"][0]["field"] == "body"
     assert reason in error["message"] and "send UTF-8 JSON" in error["message"]
     assert (await small.client.get(f"/sessions/{session}")).json()["message_count"] == 0
 
