@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class SessionOut(BaseModel):
@@ -118,3 +118,91 @@ class Stats(BaseModel):
     """``GET /stats``."""
 
     summary: dict[str, int | float]
+
+
+class ContextChange(BaseModel):
+    """A pass's effect on the session's context: its size before and after."""
+
+    chars_before: int
+    chars_after: int
+    tokens_before: int
+    tokens_after: int
+
+
+class Event(BaseModel):
+    """One event of ``GET /sessions/{id}/events``: ``event`` is its SSE name; the
+    subclasses below hold each kind's data (fields a newer service adds are kept, in
+    ``model_extra``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    event: str
+    session_id: str
+
+
+class SessionState(Event):
+    """``session.state``, the stream's first event: the session as it is."""
+
+    session: SessionOut
+
+
+class SummarizationStarted(Event):
+    """``summarization.started``: a pass over the session began."""
+
+
+class SummarizationFinished(Event):
+    """``summarization.finished``: a pass committed its summary."""
+
+    path: str
+    reason: str | None
+    summary: SummaryOut
+    messages_removed: int
+    chars_removed: int
+    context: ContextChange
+
+
+class SummarizationSkipped(Event):
+    """``summarization.skipped``: the pass found nothing to summarize."""
+
+    reason: str
+
+
+class SummarizationFailed(Event):
+    """``summarization.failed``: the pass failed; the session stays due, retried after
+    ``retry_in_s``."""
+
+    reason: str
+    retry_in_s: float
+
+
+class SummarizationSuperseded(Event):
+    """``summarization.superseded``: the pass lost its session (to another worker, whose
+    own events follow, or to a delete)."""
+
+    reason: str
+
+
+class OtherEvent(Event):
+    """An event this version does not know by name: its data as sent."""
+
+    data: dict[str, Any]
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    "summarization.started": SummarizationStarted,
+    "summarization.finished": SummarizationFinished,
+    "summarization.skipped": SummarizationSkipped,
+    "summarization.failed": SummarizationFailed,
+    "summarization.superseded": SummarizationSuperseded,
+}
+"""The compaction events by name (``session.state`` carries a whole session instead)."""
+
+
+def parse_event(name: str, data: dict[str, Any]) -> Event:
+    """The typed event of an SSE ``event:`` name and its ``data:`` JSON object."""
+    if name == "session.state":
+        return SessionState(event=name, session_id=data["id"], session=SessionOut(**data))
+    kind = EVENT_TYPES.get(name)
+    if kind is None:
+        return OtherEvent(event=name, session_id=str(data.get("session_id", "")), data=data)
+    return kind.model_validate({**data, "event": name})
