@@ -41,7 +41,7 @@ class BaseClient:
         sent = f"{attempts} attempts" if attempts > 1 else "1 attempt"
         return RecapConnectionError(
             f"{call.method} {self.base_url}{call.path}: no answer from the recap service "
-            f"({type(exc).__name__}: {exc or 'no detail'}; {sent})"
+            f"({type(exc).__name__}: {str(exc) or 'no detail'}; {sent})"
         )
 
     def __repr__(self) -> str:
