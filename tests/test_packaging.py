@@ -47,6 +47,12 @@ def test_importing_recap_memory_loads_no_server_module(tmp_path: Path):
     assert _loaded_after("import recap_memory, recap_memory.cli", tmp_path) == []
 
 
+def test_the_client_loads_no_server_module(tmp_path: Path):
+    """``recap_memory.client`` works with the core install: httpx and pydantic only."""
+    body = "from recap_memory.client import AsyncClient, Client; Client().close()"
+    assert _loaded_after(body, tmp_path) == []
+
+
 def test_recap_compact_loads_no_server_module(tmp_path: Path):
     body = f"""
 from typer.testing import CliRunner
@@ -61,7 +67,7 @@ assert result.exit_code == 0, result.output
 
 
 def test_the_sanity_check_catches_a_server_import(tmp_path: Path):
-    """The two tests above can fail: importing the service is seen."""
+    """The tests above can fail: importing the service is seen."""
     assert "fastapi" in _loaded_after("import recap_memory.service", tmp_path)
 
 
@@ -123,8 +129,8 @@ def test_an_unknown_strategy_in_the_environment_is_one_line():
 
 @pytest.mark.slow
 def test_the_slim_install_compacts_and_serve_names_the_extra(tmp_path: Path):
-    """``pip install recap-memory`` in a new virtual environment: the engine and
-    ``recap compact`` work; ``recap serve`` says in one line which extra it needs."""
+    """``pip install recap-memory`` in a new virtual environment: the engine,
+    ``recap compact`` and the client work; ``recap serve`` says in one line which extra it needs."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run(
@@ -147,6 +153,11 @@ def test_the_slim_install_compacts_and_serve_names_the_extra(tmp_path: Path):
     )  # fmt: skip
     assert compact.returncode == 0, compact.stderr
     assert json.loads(out.read_text())[1]["content"].startswith("[recap summary")
+    client = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "from recap_memory.client import Client"],
+        capture_output=True, text=True, env=CLEAN_ENV, timeout=120,
+    )  # fmt: skip
+    assert client.returncode == 0, client.stderr
     serve = subprocess.run(
         [recap_bin, "serve"], capture_output=True, text=True, env=CLEAN_ENV, timeout=60
     )

@@ -9,7 +9,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from recap_memory.service.deps import State
 from recap_memory.service.routes.sessions import Session
-from recap_memory.service.schemas import SessionOut
+from recap_memory.service.schemas import session_out
 
 router = APIRouter(tags=["events"])
 
@@ -22,7 +22,7 @@ async def session_events(session: Session, state: State) -> AsyncIterable[Server
     ``summarization.superseded`` when the pass lost its session to another worker (whose
     own events follow) or to a delete. The stream ends when the service shuts down."""
     async with state.bus.subscribe(session.uuid) as events:
-        state_now = SessionOut.of(session, state.store.clock()).model_dump(mode="json")
+        state_now = session_out(session, state.store.clock()).model_dump(mode="json")
         yield ServerSentEvent(event="session.state", data=state_now)
         async for event in events:
             yield ServerSentEvent(event=event.name, data=event.data)

@@ -19,6 +19,7 @@ from recap_memory.service.schemas import (
     NewSession,
     SessionOut,
     SessionPage,
+    session_out,
 )
 from recap_memory.service.settings import ServiceSettings
 from recap_memory.store.models import SessionRecord
@@ -51,7 +52,7 @@ async def create_session(
         tenant, title=body.title, metadata=body.metadata, idempotency=asked
     )
     mark_replayed(response, created.replayed)
-    return SessionOut.of(created.session, state.store.clock())
+    return session_out(created.session, state.store.clock())
 
 
 @router.get("/sessions")
@@ -64,7 +65,7 @@ async def list_sessions(
     """The tenant's sessions, newest first."""
     records, total = await state.store.list_sessions(tenant, limit=limit, offset=offset)
     return SessionPage(
-        items=[SessionOut.of(r, state.store.clock()) for r in records],
+        items=[session_out(r, state.store.clock()) for r in records],
         total=total,
         limit=limit,
         offset=offset,
@@ -74,7 +75,7 @@ async def list_sessions(
 @router.get("/sessions/{session_id}")
 async def get_session(session: Session, state: State) -> SessionOut:
     """One session with its sizes and compaction state."""
-    return SessionOut.of(session, state.store.clock())
+    return session_out(session, state.store.clock())
 
 
 @router.delete("/sessions/{session_id}", status_code=204)
