@@ -89,6 +89,9 @@ SQLITE_LEASE_S = 60.0
 """The SQLite run's lease: long, so that only the restarted server taking back its dead
 predecessor's lease (not the lease running out) finishes the killed pass in time."""
 KILL_HANG_S = 30.0
+KILL_TRIES = 3
+WATCH_TIMEOUT_S = 300.0
+"""How long after the kill the run waits for the killed pass's session to be compacted."""
 RETRY_WINDOW_S = 60.0
 """How long a client keeps retrying a request whose outcome it does not know."""
 REQUEST_TIMEOUT_S = 15.0
@@ -541,10 +544,29 @@ class Kill:
     recovered_s: float | None = None
     evidence: str = ""
     must_reclaim_s: float | None = None
+    watch: asyncio.Task[None] | None = None
+    """Waits, from the kill on, for the session's next summary row."""
     """With SQLite: the lease, which the restarted server must not wait out."""
 
 
 async def _kill_mid_pass(
+    fleet: Fleet,
+    model: ModelServer,
+    conversations: list[Conversation],
+    conninfo: str | None,
+    load: Load,
+) -> Kill:
+    """:func:`_try_kill`, tried again (up to 3 times) when the held pass was over before its
+    holder could be found (its lease gone: nothing was killed)."""
+    for _ in range(KILL_TRIES):
+        kill = await _try_kill(fleet, model, conversations, conninfo, load)
+        if kill.session is not None:
+            return kill
+    kill.fault.detail += f" ({KILL_TRIES} tries)"
+    return kill
+
+
+async def _try_kill(
     fleet: Fleet,
     model: ModelServer,
     conversations: list[Conversation],
@@ -569,9 +591,11 @@ async def _kill_mid_pass(
         return kill
     seen = time.monotonic()
     session = _session_of(held.body, conversations)
-    owner = None
     if session is not None:
-        owner = await asyncio.to_thread(_lease_owner, fleet.database_url, conninfo, session)
+        kill.rows_before = await _newest_row(fleet.servers[0][0], session)
+    # read the lease and kill its holder with nothing awaited in between
+    owner = _lease_owner(fleet.database_url, conninfo, session) if session else None
+    read = time.monotonic()
     pid = int(owner.split(":")[1]) if owner and owner.split(":")[1].isdigit() else None
     process = fleet.process(pid) if pid is not None else None
     if session is None or process is None:
@@ -580,15 +604,16 @@ async def _kill_mid_pass(
         )
         return kill
     kill.session = session
-    kill.rows_before = await _newest_row(fleet.servers[0][0], session)
     process.send_signal(signal.SIGKILL)
     kill.killed_at = time.monotonic()
+    kill.watch = asyncio.create_task(_watch_recovery(fleet.servers[0][0], kill, WATCH_TIMEOUT_S))
     await asyncio.to_thread(process.wait)
     kill.fault.consumed = 1
     role = "worker" if process in fleet.workers else "server"
     kill.evidence = (
-        f"pass in flight (model request held {kill.killed_at - seen:.2f} s before the kill, "
-        f"lease of {session[:8]} held by the {role}, pid {pid})"
+        f"pass in flight (its model request held since {kill.killed_at - seen:.2f} s before "
+        f"the kill; the lease of {session[:8]} held by the {role}, pid {pid}, "
+        f"{kill.killed_at - read:.3f} s before the kill)"
     )
     if role == "worker":
         fleet.workers.remove(process)
@@ -915,7 +940,8 @@ async def _run(
         elapsed = await _load(urls, conversations, options, progress, load)
         queued, kill, restart = await injector
         await _probe(urls, conversations, load)
-        await _watch_recovery(urls[0], kill, options.settle_timeout_s)
+        if kill.watch is not None:
+            await kill.watch
         settled = await _until(functools.partial(_all_settled, urls[0]), options.settle_timeout_s)
         for url in urls:
             await _until(functools.partial(_ready, url), 60)
