@@ -114,9 +114,11 @@ bench: setup
 	$(BIN)/python -m benchmarks proxy
 
 ## reliability: 2 servers and 3 workers on one PostgreSQL under load, model faults, a worker
-##              killed holding a lease, and its own PostgreSQL restarted (never the machine's)
+##              killed mid-pass, and its own PostgreSQL restarted (never the machine's); then
+##              the embedded deployment (one server on SQLite, killed mid-pass and restarted)
 reliability: setup
 	$(BIN)/python -m benchmarks reliability
+	$(BIN)/python -m benchmarks reliability --database sqlite
 
 clean:
 	rm -rf $(VENV) out recap.db recap.db-* .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -140,6 +140,13 @@ def responsive_table(figures: responsive.Responsiveness) -> Table:
 
 def reliability(
     short: Annotated[bool, typer.Option(help="The small run the test suite uses")] = False,
+    database: Annotated[
+        str,
+        typer.Option(
+            help="postgres: 2 servers and 3 workers on one PostgreSQL; sqlite: the embedded "
+            "deployment, one server with its worker on a SQLite file"
+        ),
+    ] = "postgres",
     admin_url: Annotated[
         str,
         typer.Option(
@@ -149,24 +156,38 @@ def reliability(
     ] = rel.Options.admin_url,
     clients: Annotated[int | None, typer.Option(min=1, help="Concurrent clients")] = None,
     sessions: Annotated[int | None, typer.Option(min=1, help="Sessions appended to")] = None,
-    requests: Annotated[int | None, typer.Option(min=1, help="Append requests in all")] = None,
+    requests: Annotated[int | None, typer.Option(min=1, help="Turns sent in all")] = None,
     restart_postgres: Annotated[
         bool,
         typer.Option(
-            help="Run on a private PostgreSQL cluster and restart it once under load "
-            "(the machine's own cluster is never touched)"
+            help="Run on a private PostgreSQL cluster the run starts, and restart that one "
+            "under load (the machine's own cluster is never stopped; --no-restart-postgres "
+            "runs on --admin-url's server and restarts nothing)"
         ),
     ] = True,
+    keep: Annotated[
+        bool, typer.Option(help="Keep the run's database (and logs) for inspection")
+    ] = False,
     out: Annotated[Path | None, typer.Option(help="Write the figures as JSON here")] = None,
 ) -> None:
-    """2 servers and 3 workers on one PostgreSQL under load and faults: nothing lost."""
+    """recap under load and faults, checked against what its clients were told: nothing
+    acknowledged lost or doubled, nothing refused written, every context complete, no bad
+    summary stored."""
+    if database not in ("postgres", "sqlite"):
+        fail(f"--database must be postgres or sqlite, not {database!r}")
     changes: dict[str, Any] = {
         k: v
         for k, v in {"clients": clients, "sessions": sessions, "requests": requests}.items()
         if v is not None
     }
     base = rel.Options.short if short else rel.Options
-    options = base(admin_url=admin_url, restart_postgres=restart_postgres, **changes)
+    options = base(
+        database=database,  # type: ignore[arg-type]
+        admin_url=admin_url,
+        restart_postgres=restart_postgres,
+        keep_database=keep,
+        **changes,
+    )
     try:
         figures = asyncio.run(rel.run(options, fuzz=rel.fuzz_bad_inputs))
     except (RecapError, SQLAlchemyError, httpx.HTTPError, OSError, RuntimeError) as exc:
@@ -175,34 +196,39 @@ def reliability(
     console.print(reliability_table(figures))
     for check in figures.checks:
         mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
-        console.print(f"{mark} {check.name} ({check.detail})")
+        console.print(f"{mark} {check.name}: {check.detail}", highlight=False)
     for failure in figures.bad_input_failures:
         console.print(f"[red]bad input failure:[/] {failure}", markup=True, highlight=False)
     if out:
         out.write_text(json.dumps(figures.as_dict(), indent=2) + "\n", encoding="utf-8")
     if not figures.ok:
+        console.print(f"[red]FAILED:[/] {'; '.join(figures.failed) or 'no checks ran'}")
         raise typer.Exit(1)
 
 
 def reliability_table(figures: rel.Figures) -> Table:
-    """Requests, faults and bad inputs: what was sent, what survived, what must be 0."""
+    """Requests, faults and bad inputs: what was sent, what was consumed, what survived."""
+    where = (
+        "one PostgreSQL" if figures.database == "postgres" else "one SQLite file (embedded worker)"
+    )
     table = Table(
-        title="Reliability: 2 servers, 3 workers, one PostgreSQL, under faults",
-        caption=f"{figures.throughput:.0f} acknowledged appends/s, p50 {figures.p50_ms:.0f} ms, "
-        f"p99 {figures.p99_ms:.0f} ms; {figures.compactions} compactions",
+        title=f"Reliability: {figures.servers} server(s), {figures.workers} worker(s), "
+        f"{where}, under faults",
+        caption=f"{figures.throughput:.0f} acknowledged requests/s, p50 {figures.p50_ms:.0f} ms, "
+        f"p99 {figures.p99_ms:.0f} ms; {figures.compactions} summary rows",
     )
     table.add_column("what")
     for column in ("count", "of which", "must be"):
         table.add_column(column, justify="right")
     table.add_row(
-        "requests sent / acknowledged / lost",
+        "requests sent / acknowledged / refused / unresolved",
         str(figures.sent),
-        f"{figures.acknowledged} / {figures.lost}",
-        "lost 0",
+        f"{figures.acknowledged} / {figures.refused} / {figures.unresolved}",
+        "unresolved 0",
     )
     injected = [f for f in figures.faults if f.injected]
     survived = sum(f.survived for f in injected)
-    table.add_row("faults injected / survived", str(len(injected)), str(survived), "all")
+    table.add_row("fault kinds consumed / survived", str(len(injected)), str(survived), "all")
     table.add_row(
         "bad inputs tried / 5xx",
         str(figures.bad_inputs_tried),
@@ -211,9 +237,9 @@ def reliability_table(figures: rel.Figures) -> Table:
     )
     for fault in figures.faults:
         state = (
-            "survived" if fault.survived else "NOT survived" if fault.injected else "not injected"
+            "survived" if fault.survived else "NOT survived" if fault.injected else "not consumed"
         )
-        table.add_row(f"  {fault.name}", "", state, fault.detail)
+        table.add_row(f"  {fault.name}", f"{fault.consumed}/{fault.queued}", state, fault.detail)
     return table
 
 

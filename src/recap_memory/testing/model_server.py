@@ -79,6 +79,9 @@ class ModelServer:
         self.requests: list[Request] = []
         self.cut_streams = 0
         """Streams whose client closed the connection before the last chunk."""
+        self.served: list[tuple[Request, Behaviour]] = []
+        """Each request with the behaviour it was answered with, in the order they came:
+        what was actually served (a queued behaviour counts once a request took it)."""
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
 
@@ -115,6 +118,10 @@ class ModelServer:
     def next_behaviour(self) -> Behaviour:
         return self.script.popleft() if self.script else self.default
 
+    def served_count(self, behaviour: Behaviour) -> int:
+        """How many requests were answered with ``behaviour`` (compared by value)."""
+        return sum(1 for _, b in list(self.served) if b == behaviour)
+
 
 def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -140,8 +147,10 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw.decode(errors="replace")
             headers = {k.lower(): v for k, v in self.headers.items()}
-            server.requests.append(Request(self.path, headers, body))
+            request = Request(self.path, headers, body)
+            server.requests.append(request)
             behaviour = server.next_behaviour()
+            server.served.append((request, behaviour))
             if isinstance(behaviour, Hang):
                 server._stopping.wait(behaviour.seconds)
                 self.close_connection = True
