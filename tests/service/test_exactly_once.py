@@ -169,3 +169,12 @@ async def test_without_a_key_message_ids_make_the_retry_safe(
     retried = await _append(app, session, messages)
     assert retried.status_code == 201 and retried.json()["held"] == 2
     assert await _count(app, session) == 2
+
+
+async def test_a_messages_id_stays_out_of_the_context_a_model_receives(service: App) -> None:
+    session = await service.session()
+    await _append(service, session, [{**m, "id": f"k{i}"} for i, m in enumerate(turn(1))])
+    context = (await service.client.get(f"/sessions/{session}/context")).json()
+    assert all(set(m) <= {"role", "content"} for m in context["messages"]), context["messages"]
+    listed = (await service.client.get(f"/sessions/{session}/messages")).json()["items"]
+    assert [m["client_id"] for m in listed] == ["k0", "k1"]

@@ -73,6 +73,7 @@ def test_session_mode_keeps_each_message_once_and_sends_the_compacted_context(
     assert upstream[0]["role"] == "system"
     assert "invoice 1000" not in json.dumps(upstream[2:]), "turn 0 is folded into the summary"
     assert is_valid_history([from_openai(m) for m in upstream])
+    assert all(set(m) <= {"role", "content"} for m in upstream), "clean messages for a provider"
     assert max(sent_chars[-3:]) < 0.6 * _chars(history), sent_chars
     assert model.requests[-1].headers["authorization"] == f"Bearer {KEY}"
     session = dict(p.split("=") for p in raw.headers["x-recap-compacted"].split("; "))["session"]

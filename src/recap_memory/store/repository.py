@@ -492,7 +492,7 @@ class Store:
             if after is not None:
                 query = query.where(MessageRecord.id > after)
             rows = await tx.scalars(query.order_by(MessageRecord.id).limit(limit))
-            return [_message(r) for r in rows]
+            return [_listed(r) for r in rows]
 
     # context and summaries ----------------------------------------------------------------
 
@@ -950,11 +950,14 @@ def _client_id(message: Message) -> str | None:
 
 
 def _payload(message: Message) -> dict[str, Any]:
-    """The stored OpenAI dict; a client's own ``id`` is kept as ``client_id``."""
-    payload = to_openai(message.replace(id=None))
-    if message.id is not None:
-        payload["client_id"] = message.id
-    return payload
+    """The stored OpenAI dict (a client's own ``id`` is kept in its own column)."""
+    return to_openai(message.replace(id=None))
+
+
+def _clean(payload: dict[str, Any]) -> Message:
+    """The message of a stored payload (one stored before client ids had their column
+    kept its id as ``client_id``: that key is no part of the message)."""
+    return from_openai({k: v for k, v in payload.items() if k != "client_id"})
 
 
 _RAW = (MessageRecord.id, cast(MessageRecord.payload, Text))
@@ -963,11 +966,22 @@ _RAW = (MessageRecord.id, cast(MessageRecord.payload, Text))
 
 def _decoded(rows: Sequence[Any]) -> list[Message]:
     """Messages from (id, payload JSON text) rows."""
-    return [from_openai(json.loads(payload)).replace(id=row_id) for row_id, payload in rows]
+    return [_clean(json.loads(payload)).replace(id=row_id) for row_id, payload in rows]
 
 
 def _message(record: MessageRecord) -> Message:
-    return from_openai(record.payload).replace(id=record.id)
+    return _clean(record.payload).replace(id=record.id)
+
+
+def _listed(record: MessageRecord) -> Message:
+    """A message of the raw record as listed: with the client's own id as ``client_id``."""
+    message = _message(record)
+    client_id = record.client_id or record.payload.get("client_id")
+    return (
+        message
+        if client_id is None
+        else message.replace(extra={**message.extra, "client_id": client_id})
+    )
 
 
 def _row(record: SummaryRecord) -> SummaryRow:
