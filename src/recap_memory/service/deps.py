@@ -43,7 +43,7 @@ class ServiceState:
     """Heads compacted for conversations sent whole (stateless ``/v1/chat/completions``)."""
 
 
-def get_state(request: Request) -> ServiceState:
+async def get_state(request: Request) -> ServiceState:
     """The running service's state."""
     state: ServiceState = request.app.state.recap
     return state
@@ -62,7 +62,7 @@ def _same(known: str, given: str) -> bool:
     return hmac.compare_digest(known.encode(), given.encode())
 
 
-def get_tenant(request: Request, state: State) -> str:
+async def get_tenant(request: Request, state: State) -> str:
     """The tenant of the request's API key (``default`` when no keys are configured)."""
     tenants = state.settings.tenants()
     if not tenants:
@@ -79,7 +79,7 @@ def get_tenant(request: Request, state: State) -> str:
     )
 
 
-def require_admin(request: Request, state: State) -> None:
+async def require_admin(request: Request, state: State) -> None:
     """Let through the holder of ``RECAP_ADMIN_KEY``; anyone when neither it nor API keys
     are set (the service then answers loopback only). Tenants' keys are not enough: what
     is refused here is process-wide."""
