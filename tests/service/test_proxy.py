@@ -210,5 +210,6 @@ def test_without_an_upstream_the_proxy_says_what_to_set(tmp_path: Path) -> None:
         answer = httpx.post(
             f"{url}/v1/chat/completions", json={"model": "m", "messages": [{"role": "user"}]}
         )
-    assert answer.status_code == 503
-    assert "RECAP_UPSTREAM_URL" in answer.json()["error"]["message"]
+    assert answer.status_code == 404
+    error = answer.json()["error"]
+    assert error["code"] == "no_upstream" and "RECAP_UPSTREAM_URL" in error["message"]

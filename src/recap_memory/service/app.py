@@ -197,8 +197,8 @@ def create_app(
             await state.store.close()
             if state.upstream is not None:
                 await state.upstream.aclose()
-            if state.pool is not None:
-                state.pool.shutdown(wait=False, cancel_futures=True)
+            if state.pool is not None:  # waited for: a pool left running breaks at exit
+                await asyncio.to_thread(state.pool.shutdown, wait=True, cancel_futures=True)
 
     app = FastAPI(
         title="recap memory service",

@@ -79,7 +79,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(NoUpstream)
     async def _no_upstream(_: Request, exc: NoUpstream) -> JSONResponse:
-        return error_response(503, "no_upstream", str(exc))
+        return error_response(404, "no_upstream", str(exc))  # not here, not "try later"
 
     @app.exception_handler(ConflictError)
     async def _conflict(_: Request, exc: ConflictError) -> JSONResponse:
