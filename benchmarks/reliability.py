@@ -529,6 +529,8 @@ async def _newest_row(url: str, session: str) -> int:
         rows = await http.get(
             f"{url}/sessions/{session}/summaries", params={"include_superseded": "true"}
         )
+        if rows.status_code != 200:  # the database restarting (503): no answer yet
+            return 0
         return max((int(r["id"]) for r in rows.json()), default=0)
 
 

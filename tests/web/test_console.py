@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Error as PlaywrightError
 
 from recap_memory.testing.model_server import Hang, ModelServer, Reply, Status
 from tests.service.conftest import turn
@@ -337,6 +338,18 @@ def test_keyboard_tab_to_the_message_box_enter_sends(
         w.assert_no_errors()
 
 
+def _scroll_to(target: Locator, tries: int = 3) -> None:
+    """Scroll ``target`` into view; the session list may be re-rendered (a live event)
+    while it scrolls, and the locator then finds the new element."""
+    for attempt in range(tries):
+        try:
+            target.scroll_into_view_if_needed()
+            return
+        except PlaywrightError as exc:
+            if "not attached" not in str(exc) or attempt == tries - 1:
+                raise
+
+
 def test_phone_width_reaches_sessions_and_composer(browser: Browser, console: str) -> None:
     with watched(browser, viewport=PHONE, is_mobile=True, has_touch=True) as w:
         page = w.page
@@ -347,7 +360,7 @@ def test_phone_width_reaches_sessions_and_composer(browser: Browser, console: st
         session = new_session(page)
         for selector in ("#sessions", f'#sessions li[data-id="{session}"]', "#message", "#send"):
             target = page.locator(selector).first
-            target.scroll_into_view_if_needed()
+            _scroll_to(target)
             expect(target).to_be_visible()
             box = target.bounding_box()
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (
