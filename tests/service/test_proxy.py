@@ -156,6 +156,7 @@ async def test_stateless_mode_compacts_and_reuses_the_folded_prefix(
     recap: str, model: ModelServer
 ) -> None:
     client = openai.AsyncOpenAI(base_url=f"{recap}/v1", api_key=KEY)
+    before = httpx.get(f"{recap}/stats").json()["summary"]["total_summarizations"]
     history: list[dict[str, Any]] = []
     notes = []
     for n in range(10):
@@ -165,6 +166,8 @@ async def test_stateless_mode_compacts_and_reuses_the_folded_prefix(
         notes.append(raw.headers["x-recap-compacted"])
     assert any(note.startswith("folded=") for note in notes), notes
     assert any(note.startswith("reused=") for note in notes), notes
+    after = httpx.get(f"{recap}/stats").json()["summary"]["total_summarizations"]
+    assert after - before == sum(note.startswith("folded=") for note in notes), "passes counted"
     sent = _upstream_messages(model)
     assert _chars(sent) < _chars(history) / 2
     assert is_valid_history([from_openai(m) for m in sent])

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from recap_memory.compactor import CompactionResult, Compactor
+from recap_memory.compactor import CompactionResult, Compactor, Report
 from recap_memory.errors import NotFoundError
 from recap_memory.logcontext import log_context
 from recap_memory.service.events import EventBus
@@ -50,6 +50,11 @@ class Backoff:
     def delay(self, failures: int) -> dt.timedelta:
         """The wait after ``failures`` failures in a row."""
         return dt.timedelta(seconds=min(self.max_s, self.base_s * 2 ** max(0, failures)))
+
+
+def accounted_path(report: Report) -> str:
+    """How a pass that compacted is counted: ``fallback``, or the strategy that did it."""
+    return "fallback" if report.path == "fallback" else report.strategy
 
 
 class CompactionRunner:
@@ -150,7 +155,7 @@ class CompactionRunner:
     async def _finish(self, claim: Claim, loaded: Loaded, result: CompactionResult) -> Outcome:
         report = result.report
         if report.compacted and result.chain.latest is not None and result.chain != loaded.chain:
-            path = "fallback" if report.path == "fallback" else report.strategy
+            path = accounted_path(report)
             events = usage_events(claim, result, path=path, reason=report.reason)
             summary = await self.store.commit(claim, loaded, result, events)
             self.metrics.chars_compacted.inc(max(0, report.chars_removed))

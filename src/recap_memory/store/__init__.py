@@ -9,6 +9,7 @@ from recap_memory.store.repository import (
     Idempotency,
     LeaseLost,
     Loaded,
+    Sessionless,
     Store,
     usage_events,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "LeaseLost",
     "Loaded",
     "SchemaStatus",
+    "Sessionless",
     "Store",
     "migrate",
     "open_engine",

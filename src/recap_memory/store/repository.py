@@ -25,7 +25,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, Text, cast, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -835,8 +835,26 @@ COMPACTED_PATHS = ("llm", "extractive", "fallback")
 """Usage-event paths of passes that committed a summary."""
 
 
+class Spender(Protocol):
+    """Whom a pass's usage is counted for: a tenant, and its session when there is one."""
+
+    @property
+    def tenant(self) -> str: ...
+
+    @property
+    def session_id(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class Sessionless:
+    """A pass made for a tenant outside any stored session (a stateless proxy request)."""
+
+    tenant: str
+    session_id: None = None
+
+
 def usage_events(
-    claim: Claim, result: CompactionResult | None, *, path: str, reason: str | None
+    claim: Spender, result: CompactionResult[Any] | None, *, path: str, reason: str | None
 ) -> list[UsageEvent]:
     """The usage events of one pass: one per model call, then the compaction itself
     (Design A's metadata: ``summarization``, ``messages_removed``, ``chars_removed``)."""
@@ -872,7 +890,7 @@ def usage_events(
     return [*calls, compaction]
 
 
-def _model_call(claim: Claim, usage: Usage) -> UsageEvent:
+def _model_call(claim: Spender, usage: Usage) -> UsageEvent:
     return UsageEvent(
         tenant=claim.tenant,
         session_id=claim.session_id,

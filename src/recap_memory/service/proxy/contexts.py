@@ -12,9 +12,11 @@ from sqlalchemy.exc import IntegrityError
 from recap_memory.digests import chained
 from recap_memory.errors import ConflictError, NotFoundError
 from recap_memory.messages import Message, to_openai
+from recap_memory.service.compaction import accounted_path
 from recap_memory.service.deps import ServiceState
 from recap_memory.service.proxy.prefixes import PrefixSummaries
 from recap_memory.service.routes.context import model_context
+from recap_memory.store import Sessionless, usage_events
 
 NAMES = uuid.UUID("6f1c3b8e-3a52-4f0e-9a57-2c1f6b0d7e41")
 """Namespace of the session ids made from ``X-Recap-Session`` names that are not UUIDs."""
@@ -112,6 +114,10 @@ async def for_request(
     history = [*head, *(to_openai(m, recap_fields=False) for m in messages[known:])]
     result = await state.runner.compactor.compact(history)
     report = result.report
+    if report.compacted or report.usage:  # a pass ran: its spend counts for the tenant
+        path = accounted_path(report) if report.compacted else report.path
+        spent = usage_events(Sessionless(tenant), result, path=path, reason=report.reason)
+        await state.store.record_events(spent)
     if not report.compacted or report.covered is None:
         note = f"reused={known}" if known else "none"
         return Prepared(history, note)
