@@ -76,8 +76,8 @@ test: setup lint
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that is a failure here"; exit 1; fi; \
 	exit $$rc
 
-## test-fast: the edit-test loop: engine, library, CLI and SQLite service tests, in under a
-##            minute, with no PostgreSQL, browser or llama.cpp build
+## test-fast: the edit-test loop: engine, library, CLI, client and SQLite service tests, in
+##            about two minutes, with no PostgreSQL, browser or llama.cpp build
 FAST := not postgres and not browser and not slow and not llamacpp
 test-fast: setup-fast
 	$(BIN)/pytest -q -n 2 -m "$(FAST)"

@@ -35,7 +35,7 @@ async def test_concurrent_appends_during_compactions_lose_nothing(database_url: 
         ids = []
         for n in range(turns):
             ids += await app.append(session, *turn(w * 100 + n))
-            await asyncio.sleep(0.03)  # keep appending while passes run
+            await asyncio.sleep(0.1)  # keep appending for over a second: several passes run
         return ids
 
     async for app in running_app(database_url, compactor=compactor):
