@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from recap_memory.digests import chained
 from recap_memory.errors import InputError
 from recap_memory.messages import Message, from_openai, to_openai
-from recap_memory.offload import LARGE_BODY_BYTES, off_loop
 from recap_memory.policy import Policy
+from recap_memory.service.bodies import documented, json_body
 from recap_memory.service.deps import ServiceState, State, Tenant
 from recap_memory.service.errors import error_response
 from recap_memory.service.proxy.contexts import Prepared, for_request, for_session
@@ -29,8 +29,17 @@ log = logging.getLogger("recap_memory.service")
 COMPACTED = "X-Recap-Compacted"
 
 
-@router.post("/chat/completions", response_model=None)
+class ChatCompletion(BaseModel):
+    """Body of ``POST /v1/chat/completions``: OpenAI's, every other field forwarded as is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    messages: list[dict[str, Any]] = Field(min_length=1)
+
+
+@router.post("/chat/completions", response_model=None, openapi_extra=documented(ChatCompletion))
 async def chat_completions(
+    chat: Annotated[ChatCompletion, json_body(ChatCompletion)],
     request: Request,
     tenant: Tenant,
     state: State,
@@ -41,8 +50,8 @@ async def chat_completions(
     appended, the reply too); without it, the request's own history. Everything else in
     the body is forwarded untouched; the upstream's answer comes back unchanged."""
     upstream = _upstream(state)
-    body = await _body(request)
-    messages = _messages(body.get("messages"))
+    messages = _messages(chat.messages)
+    body = chat.model_dump()
     request_id = request.state.request_id
     if session is not None:
         prepared = await for_session(state, tenant, session, messages, request_id)
@@ -123,20 +132,7 @@ def _upstream(state: ServiceState) -> Upstream:
     return state.upstream
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    try:
-        body = await off_loop(len(raw) >= LARGE_BODY_BYTES, json.loads, raw)
-    except ValueError as exc:
-        raise InputError(f"the body is not JSON ({exc})", where="body") from exc
-    if not isinstance(body, dict):
-        raise InputError("the body must be a JSON object", where="body")
-    return body
-
-
-def _messages(raw: Any) -> list[Message]:
-    if not isinstance(raw, list) or not raw:
-        raise InputError("'messages' must be a non-empty list of chat messages", where="messages")
+def _messages(raw: list[dict[str, Any]]) -> list[Message]:
     return [from_openai(item, where=f"messages.{i}") for i, item in enumerate(raw)]
 
 

@@ -103,7 +103,8 @@ async def append_messages(
     background (the response never waits for it)."""
     large = int(request.headers.get("content-length") or 0) >= LARGE_BODY_BYTES
     messages = await off_loop(large, parse_batch, body.messages, state.settings)
-    asked = idempotency(key, f"POST /sessions/{session_id.lower()}/messages", body)
+    operation = f"POST /sessions/{session_id.lower()}/messages"
+    asked = await off_loop(large and key is not None, idempotency, key, operation, body)
     appended = await state.store.append(tenant, session_id, messages, idempotency=asked)
     mark_replayed(response, appended.replayed)
     if not appended.replayed:
