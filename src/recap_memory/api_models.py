@@ -83,6 +83,9 @@ class SummaryOut(BaseModel):
     episode_range: str
     first_message_id: int
     last_message_id: int
+    first_position: int | None
+    """Where the covered range starts in the session, counting its messages from 1."""
+    last_position: int | None
     content: str
     instructions: list[str]
     carried: list[int]
@@ -118,6 +121,22 @@ class Stats(BaseModel):
     """``GET /stats``."""
 
     summary: dict[str, int | float]
+
+
+class CompactionPassOut(BaseModel):
+    """One committed pass in ``GET /stats/compactions``."""
+
+    at: dt.datetime
+    path: str
+    session: str | None
+    """The folded session's id; None for a stateless (proxy) pass or a deleted session."""
+    title: str | None
+    chars_before: int
+    chars_after: int
+    messages_removed: int
+    tokens_saved: int
+    tokens_saved_total: int
+    """Tokens saved by the tenant's passes up to and including this one."""
 
 
 class ContextChange(BaseModel):

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 
 from recap_memory.llm import FakeModel
+from recap_memory.settings import SummarizationSettings
 from tests.service.conftest import App, running_app
 from tests.service.test_api import drive, settled
 
@@ -23,18 +24,33 @@ async def test_config_and_compaction_history(service: App) -> None:
     assert config == {
         "threshold": {"chars": 2000},
         "keep": {"chars": 600},
+        "max": None,
         "summarizer": "extractive",
         "chat_model": None,
     }
-    session = await service.session()
+    session = await service.session(title="Invoices")
     await drive(service, session, 12)
     await settled(service, session)
     history = (await service.client.get("/stats/compactions")).json()
     stats = (await service.client.get("/stats")).json()["summary"]
     assert len(history) == stats["total_summarizations"] > 0
     assert all(p["chars_after"] < p["chars_before"] for p in history)
+    title = (await service.client.get(f"/sessions/{session}")).json()["title"]
+    assert {(p["session"], p["title"]) for p in history} == {(session, title)}
+    running = [p["tokens_saved_total"] for p in history]
+    assert running == [
+        sum(p["tokens_saved"] for p in history[: n + 1]) for n in range(len(history))
+    ]
+    assert running[-1] == stats["estimated_tokens_saved"] > 0
     chat = await service.client.post(f"/sessions/{session}/chat", json={"content": "hi"})
     assert chat.status_code == 409 and "RECAP_CHAT_MODEL" in chat.json()["error"]["message"]
+
+
+async def test_config_names_the_hard_cap_when_one_is_set(database_url: str) -> None:
+    capped = SummarizationSettings(threshold_chars=2_000, keep_chars=600, max_chars=3_000)
+    async for running in running_app(database_url, summarization=capped):
+        config = (await running.client.get("/config")).json()
+    assert config["max"] == {"chars": 3000} and config["threshold"] == {"chars": 2000}
 
 
 async def test_chat_answers_through_the_compacted_context(database_url: str) -> None:

@@ -108,7 +108,7 @@ async def test_a_compaction_by_a_worker_elsewhere_reaches_the_servers_clients(
 async def test_readiness_follows_the_schema(database_url: str, tmp_path: Path) -> None:
     async for app in running_app(database_url):
         ready = await app.client.get("/readyz")
-        assert ready.json() == {"status": "ready", "schema": "0002"}
+        assert ready.json() == {"status": "ready", "schema": "0003"}
         async with app.state.store.engine.begin() as connection:
             await connection.execute(text("UPDATE alembic_version SET version_num = '0000'"))
         outdated = await app.client.get("/readyz")

@@ -4,16 +4,19 @@ by Playwright, against ``recap serve`` in its own process on a free loopback por
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
 
 from benchmarks.processes import serving as recap_server
 from tests.conftest import ROOT
+from tests.service.conftest import turn
 from tests.service.processes import recap_env
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -92,3 +95,39 @@ def screenshot(page: Page, name: str) -> None:
     """Write :data:`SCREENSHOTS`/NAME.png: the page as it is now."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def assert_accessible(page: Page, where: str) -> None:
+    """axe-core (the copy the ``axe-playwright-python`` wheel ships) finds no violation of
+    serious or critical impact on the page as it is now."""
+    violations = Axe().run(page).response["violations"]
+    grave = [v for v in violations if v["impact"] in ("serious", "critical")]
+    assert not grave, f"accessibility ({where}):\n" + "\n".join(
+        f"{v['id']} ({v['impact']}): {v['help']} — "
+        + "; ".join(", ".join(n["target"]) for n in v["nodes"][:5])
+        for v in grave
+    )
+
+
+def transcript() -> list[dict[str, Any]]:
+    """32 OpenAI chat messages, ~300 chars each: 15 exchanges, the third with a tool call."""
+    messages: list[dict[str, Any]] = []
+    for n in range(15):
+        question, answer = turn(n)
+        messages.append(question)
+        if n == 2:
+            call = {"name": "lookup_invoice", "arguments": json.dumps({"invoice": 1014})}
+            messages += [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "call_lookup", "type": "function", "function": call}],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": "call_lookup",
+                    "content": "Invoice 1014: " + "paid in full on 3 May by bank transfer; " * 10,
+                },
+            ]
+        messages.append(answer)
+    return messages

@@ -20,7 +20,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from recap_memory.testing.model_server import Hang, ModelServer, Reply, Status
 from tests.service.conftest import turn
-from tests.web.conftest import screenshot, serving, watched
+from tests.web.conftest import assert_accessible, screenshot, serving, transcript, watched
 
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
@@ -53,30 +53,6 @@ def api(console: str) -> Iterator[httpx.Client]:
     """A client of the console's service, for what the page should agree with."""
     with httpx.Client(base_url=console, timeout=10) as client:
         yield client
-
-
-def transcript() -> list[dict[str, Any]]:
-    """32 OpenAI chat messages, ~300 chars each: 15 exchanges, the third with a tool call."""
-    messages: list[dict[str, Any]] = []
-    for n in range(15):
-        question, answer = turn(n)
-        messages.append(question)
-        if n == 2:
-            call = {"name": "lookup_invoice", "arguments": json.dumps({"invoice": 1014})}
-            messages += [
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [{"id": "call_lookup", "type": "function", "function": call}],
-                },
-                {
-                    "role": "tool",
-                    "tool_call_id": "call_lookup",
-                    "content": "Invoice 1014: " + "paid in full on 3 May by bank transfer; " * 10,
-                },
-            ]
-        messages.append(answer)
-    return messages
 
 
 class EventLog(threading.Thread):
@@ -149,6 +125,8 @@ def test_an_imported_transcript_is_summarised_live(
         page = w.page
         page.goto(console)
         expect(page.locator("#summarising")).to_be_hidden()
+        warm_up = api.post("/sessions", json={"title": "Earlier"}).json()["id"]
+        api.post(f"/sessions/{warm_up}/messages", json={"messages": turn(0, size=80)})
         session = new_session(page)
         assert api.get("/sessions").json()["items"][0]["id"] == session
         expect(page.locator("#sessions li").first).to_have_attribute("data-id", session)
@@ -188,10 +166,24 @@ def test_an_imported_transcript_is_summarised_live(
         card = page.locator(f'#record .summary-card[data-range="{row["episode_range"]}"]')
         expect(card).to_be_visible()
         expect(page.locator("#record .summary-card")).to_have_count(1)
-        expect(card).to_contain_text(f"Messages {first}–{last}")
-        expect(card).to_contain_text(f"{row['source_chars']:,} chars → {row['chars']:,} chars")
         stored = api.get(f"/sessions/{session}/messages", params={"limit": 1000}).json()["items"]
         assert len(stored) == len(transcript())
+        position = {m["id"]: n for n, m in enumerate(stored, start=1)}
+        assert first > 1, "another session wrote first: ids are not positions here"
+        # positions within the session, never the database's ids
+        assert (row["first_position"], row["last_position"]) == (position[first], position[last])
+        expect(card.locator("header .range")).to_have_text(f"Messages 1–{position[last]}")
+        expect(card.locator("header .range")).to_have_attribute(
+            "title", f"message ids {first}–{last}"
+        )
+        expect(card).to_contain_text(f"{row['source_chars']:,} → {row['chars']:,} chars")
+        tail = page.locator("#record > .message .meta").first
+        expect(tail).to_have_text(f"#{position[last] + 1} · {stored[position[last]]['role']}")
+        # the summary is rendered: a list, bold headings, no markdown marks left
+        rendered = card.locator(".markdown")
+        assert rendered.locator("li").count() >= 1 and rendered.locator("strong").count() >= 1
+        assert "**" not in rendered.inner_text()
+        assert_accessible(page, "desktop: conversation")
         assert dom_messages(page, folded=False) == [
             (m["id"], m["role"]) for m in stored if m["id"] > last
         ]
@@ -202,6 +194,7 @@ def test_an_imported_transcript_is_summarised_live(
         expect(folded).to_be_hidden()
         card.locator("button.expand").click()
         expect(folded).to_be_visible()
+        expect(folded.locator(".message").first).to_be_in_viewport()  # brought into view
         assert dom_messages(page, folded=True) == [
             (m["id"], m["role"]) for m in stored if first <= m["id"] <= last
         ]
@@ -217,14 +210,19 @@ def test_an_imported_transcript_is_summarised_live(
         page.click("#memory-button")
         memory = page.locator("#memory")
         expect(memory).to_be_visible()
-        expect(
-            memory.locator(f'.summary-card[data-range="{row["episode_range"]}"]')
-        ).to_be_visible()
+        chain_row = memory.locator(f'details.chain-row[data-range="{row["episode_range"]}"]')
+        expect(chain_row).to_be_visible()
+        expect(chain_row.locator("summary")).to_contain_text(f"Messages 1–{position[last]}")
+        expect(chain_row).to_have_attribute("open", "")  # the latest row starts open
         context = api.get(f"/sessions/{session}/context").json()
         size = page.locator("#context-size")
         for figure in (context["chars"], context["tokens"], 2000):
             expect(size).to_contain_text(f"{figure:,}")
         expect(page.locator("#compact-now")).to_be_visible()
+        gauge = memory.locator('[role="meter"]')
+        expect(gauge).to_have_attribute("aria-valuenow", str(context["chars"]))
+        expect(gauge).to_have_attribute("aria-valuemax", "2000")
+        assert_accessible(page, "desktop: Session Memory")
         screenshot(page, "memory")
 
         # the dashboard: the figures of /stats and the chart of the compaction
@@ -243,7 +241,14 @@ def test_an_imported_transcript_is_summarised_live(
             expect(page.locator(f"#stat-{key}")).to_have_text(f"{stats[key]:,}")
         chart = page.locator("svg#compaction-chart")
         expect(chart).to_be_visible()
-        assert chart.locator("rect, path, line, polyline, polygon, circle").count() >= 1
+        passes = api.get("/stats/compactions").json()
+        expect(chart.locator("g.item")).to_have_count(len(passes))
+        chart.locator("g.item").last.hover()
+        expect(page.locator("#passes-tip")).to_contain_text(
+            f"{passes[-1]['chars_before']:,} → {passes[-1]['chars_after']:,} chars"
+        )
+        expect(page.locator("#passes-table tbody tr")).to_have_count(len(passes))
+        assert_accessible(page, "desktop: dashboard")
         screenshot(page, "dashboard")
         page.click("#tab-chat")
         expect(page.locator("#dashboard")).to_be_hidden()
@@ -269,6 +274,16 @@ def test_sessions_list_newest_first_open_and_delete(
             listed
         )
         assert listed[:2] == [newer, older]
+        # last activity and labelled sizes: what the record holds, what the model reads next
+        item = api.get(f"/sessions/{older}").json()
+        listed_older = page.locator(f'#sessions li[data-id="{older}"]')
+        expect(listed_older.locator("time")).to_have_attribute("datetime", item["updated_at"])
+        expect(listed_older.locator("time")).to_have_text("just now")
+        expect(listed_older).to_contain_text(
+            f"Record {item['char_count']} · next context {item['context_chars']} chars"
+        )
+        expect(listed_older).to_contain_text("1 message ·")
+        assert page.locator("#sessions .twin").count() == 0  # titles differ: no tie-breaker
         page.locator(f'#sessions li[data-id="{older}"]').click()
         expect(page.locator("#record")).to_contain_text("Where is invoice 1007?")
         page.locator(f'#sessions li[data-id="{newer}"] .delete').click()  # confirms
@@ -357,8 +372,14 @@ def test_phone_width_reaches_sessions_and_composer(browser: Browser, console: st
         width = PHONE["width"]
         overflow = page.evaluate("document.documentElement.scrollWidth")
         assert overflow <= width, f"the page is {overflow} px wide at a {width} px viewport"
+        page.locator("#sessions-toggle").tap()  # the sessions live in a drawer
         session = new_session(page)
-        for selector in ("#sessions", f'#sessions li[data-id="{session}"]', "#message", "#send"):
+        expect(page.locator("#sidebar")).to_be_hidden()  # a pick closes it
+        page.locator("#sessions-toggle").tap()
+        expect(page.locator(f'#sessions li[data-id="{session}"]')).to_be_in_viewport()
+        page.keyboard.press("Escape")
+        expect(page.locator("#sidebar")).to_be_hidden()
+        for selector in ("#message", "#send"):
             target = page.locator(selector).first
             _scroll_to(target)
             expect(target).to_be_visible()
@@ -393,7 +414,12 @@ def test_a_failed_summarization_shows_its_reason(browser: Browser, tmp_path: Pat
     ):
         page = w.page
         page.goto(url)
+        # a fresh service: the list and the main pane say what to do
+        expect(page.locator("#sessions li.empty")).to_contain_text("No sessions yet")
+        expect(page.locator("#welcome")).to_contain_text("Open a session")
         session = new_session(page)
+        expect(page.locator("#welcome")).to_be_hidden()
+        expect(page.locator("#record .empty")).to_contain_text("No messages yet")
         events = listen(url, session)
         messages = [m for n in range(12) for m in turn(n)]
         httpx.post(f"{url}/sessions/{session}/messages", json={"messages": messages}, timeout=10)
@@ -474,5 +500,81 @@ def test_a_chat_model_answers_streamed_and_compact_now_folds(
         summary = httpx.get(f"{url}/sessions/{session}/summaries").json()[0]
         expect(card).to_have_attribute("data-range", summary["episode_range"])
         assert summary["first_message_id"] == 1
-        expect(page.locator("#memory .summary-card")).to_have_count(1)
+        expect(page.locator("#memory details.chain-row")).to_have_count(1)
+        expect(page.locator("#memory-note")).to_contain_text("Compacted: messages 1–")
+        w.assert_no_errors()
+
+
+def test_compact_now_with_nothing_to_fold_informs_and_an_empty_chain_says_so(
+    browser: Browser, console: str
+) -> None:
+    with watched(browser, viewport=DESKTOP) as w:
+        page = w.page
+        page.goto(console)
+        new_session(page)
+        page.click("#memory-button")
+        expect(page.locator("#chain .empty")).to_contain_text("No summaries yet")
+        expect(page.locator("#chain .empty")).to_contain_text("2,000 chars")
+        page.click("#compact-now")
+        note = page.locator("#memory-note")
+        expect(note).to_contain_text("Nothing to compact yet")
+        expect(note).to_have_attribute("role", "status")  # information, not an alert
+        expect(page.locator("#failure")).to_be_hidden()
+        assert_accessible(page, "desktop: empty Session Memory")
+        w.assert_no_errors()
+
+
+MARKDOWN = """**Investigating:** invoice <img src=x onerror="window.injected=1"> for **Priya & co**
+**Key findings:**
+- paid on *3 May*; see `INV-1014` <script>window.injected=2</script>
+- refund **<b>declined</b>**
+  - nested: Zoë's card, 東京 branch
+[8 May 2023]
+### Next step
+first line
+second line
+1. call the bank
+2. close the ticket"""
+
+
+def test_summary_markdown_is_rendered_and_never_injects_markup(
+    browser: Browser, console: str
+) -> None:
+    with watched(browser, viewport=DESKTOP) as w:
+        page = w.page
+        page.goto(console)
+        rendered = page.evaluate(
+            """async (text) => {
+                const { renderMarkdown } = await import("/static/markdown.js");
+                const box = document.createElement("div");
+                box.append(renderMarkdown(text));
+                document.body.append(box);
+                await new Promise((resolve) => setTimeout(resolve, 50));
+                const pick = (s) => [...box.querySelectorAll(s)].map((e) => e.textContent);
+                return {
+                    tags: [...new Set([...box.querySelectorAll("*")].map((e) => e.localName))],
+                    strong: pick("strong"), li: pick("li"), code: pick("code"), em: pick("em"),
+                    nested: pick("li > ul > li"), ol: pick("ol > li"), h: pick("h6"),
+                    group: pick("p.group"), breaks: box.querySelectorAll("p br").length,
+                    text: box.textContent, injected: window.injected ?? null,
+                };
+            }""",
+            MARKDOWN,
+        )
+        assert set(rendered["tags"]) <= {"p", "strong", "em", "code", "ul", "ol", "li", "br", "h6"}
+        assert rendered["injected"] is None
+        assert '<img src=x onerror="window.injected=1">' in rendered["text"]
+        assert "<script>window.injected=2</script>" in rendered["text"]
+        assert "**" not in rendered["text"] and "`" not in rendered["text"]
+        assert rendered["strong"] == [
+            "Investigating:",
+            "Priya & co",
+            "Key findings:",
+            "<b>declined</b>",
+        ]
+        assert rendered["em"] == ["3 May"] and rendered["code"] == ["INV-1014"]
+        assert rendered["nested"] == ["nested: Zoë's card, 東京 branch"]
+        assert len(rendered["li"]) == 5 and rendered["ol"] == ["call the bank", "close the ticket"]
+        assert rendered["h"] == ["Next step"] and rendered["group"] == ["[8 May 2023]"]
+        assert rendered["breaks"] == 2  # heading line + text, and first/second line
         w.assert_no_errors()

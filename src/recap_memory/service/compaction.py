@@ -247,6 +247,8 @@ def summary_data(summary: SummaryRecord) -> dict[str, Any]:
         "episode_range": f"{summary.first_message_id}-{summary.last_message_id}",
         "first_message_id": summary.first_message_id,
         "last_message_id": summary.last_message_id,
+        "first_position": summary.first_position,
+        "last_position": summary.last_position,
         "content": summary.text,
         "instructions": list(summary.instructions),
         "carried": list(summary.carried),

@@ -137,6 +137,9 @@ class SummaryRecord(Base):
     session_id: Mapped[int] = mapped_column(Id, ForeignKey("sessions.id", ondelete="CASCADE"))
     first_message_id: Mapped[int] = mapped_column(Id)
     last_message_id: Mapped[int] = mapped_column(Id)
+    first_position: Mapped[int | None] = mapped_column(Integer)
+    """The first covered message's position in the session (1…n); the header shows it."""
+    last_position: Mapped[int | None] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
     instructions: Mapped[list[Any]] = mapped_column(default=list)
     carried: Mapped[list[Any]] = mapped_column(default=list)

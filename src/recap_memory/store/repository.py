@@ -646,6 +646,16 @@ class Store:
                 )
         return len(dead)
 
+    @staticmethod
+    async def _position(tx: AsyncSession, session_id: int, message_id: int) -> int:
+        """Where message ``message_id`` stands in its session, counting from 1."""
+        count = await tx.scalar(
+            select(func.count())
+            .select_from(MessageRecord)
+            .where(MessageRecord.session_id == session_id, MessageRecord.id <= message_id)
+        )
+        return int(count or 0)
+
     async def _held(self, tx: AsyncSession, claim: Claim, loaded: Loaded) -> SessionRecord:
         record = await tx.scalar(
             select(SessionRecord).where(SessionRecord.id == claim.session_id).with_for_update()
@@ -674,6 +684,8 @@ class Store:
                 session_id=record.id,
                 first_message_id=int(new.first),
                 last_message_id=int(new.last),
+                first_position=await self._position(tx, record.id, int(new.first)),
+                last_position=await self._position(tx, record.id, int(new.last)),
                 text=new.text,
                 instructions=list(new.instructions),
                 carried=sorted({int(c) for c in new.carried}),
@@ -766,20 +778,50 @@ class Store:
             query = select(UsageEvent).where(UsageEvent.tenant == tenant)
             return list(await tx.scalars(query.order_by(UsageEvent.id)))
 
-    async def compaction_history(self, tenant: str, *, limit: int) -> list[UsageEvent]:
-        """The tenant's latest committed passes, oldest first (sizes before and after)."""
+    async def compaction_history(self, tenant: str, *, limit: int) -> list[CompactionPass]:
+        """The tenant's latest committed passes, oldest first: sizes before and after, the
+        session each folded (None for a stateless pass or a deleted session) and the tokens
+        saved so far."""
+        passes = (
+            select(
+                UsageEvent.id,
+                UsageEvent.session_id,
+                UsageEvent.created_at,
+                UsageEvent.path,
+                UsageEvent.chars_before,
+                UsageEvent.chars_after,
+                UsageEvent.messages_removed,
+                UsageEvent.tokens_saved,
+                func.sum(UsageEvent.tokens_saved).over(order_by=UsageEvent.id).label("total"),
+            )
+            .where(
+                UsageEvent.tenant == tenant,
+                UsageEvent.kind == "compaction",
+                UsageEvent.path.in_(COMPACTED_PATHS),
+            )
+            .subquery()
+        )
         async with self.transaction() as tx:
-            rows = await tx.scalars(
-                select(UsageEvent)
-                .where(
-                    UsageEvent.tenant == tenant,
-                    UsageEvent.kind == "compaction",
-                    UsageEvent.path.in_(COMPACTED_PATHS),
-                )
-                .order_by(UsageEvent.id.desc())
+            rows = await tx.execute(
+                select(passes, SessionRecord.uuid, SessionRecord.title)
+                .outerjoin(SessionRecord, SessionRecord.id == passes.c.session_id)
+                .order_by(passes.c.id.desc())
                 .limit(limit)
             )
-            return list(reversed(list(rows)))
+            return [
+                CompactionPass(
+                    at=row.created_at,
+                    path=row.path,
+                    session=row.uuid,
+                    title=row.title,
+                    chars_before=row.chars_before,
+                    chars_after=row.chars_after,
+                    messages_removed=row.messages_removed,
+                    tokens_saved=row.tokens_saved,
+                    tokens_saved_total=int(row.total),
+                )
+                for row in reversed(list(rows))
+            ]
 
     async def stats(self, tenant: str) -> dict[str, int | float]:
         """Totals over ``tenant``'s usage events and sessions."""
@@ -833,6 +875,23 @@ class Store:
 _INDEX = re.compile(r"message (\d+)")
 COMPACTED_PATHS = ("llm", "extractive", "fallback")
 """Usage-event paths of passes that committed a summary."""
+
+
+@dataclass(frozen=True)
+class CompactionPass:
+    """One committed pass as the console's dashboard charts it."""
+
+    at: dt.datetime
+    path: str
+    session: str | None
+    """The folded session's id; None for a stateless (proxy) pass or a deleted session."""
+    title: str | None
+    chars_before: int
+    chars_after: int
+    messages_removed: int
+    tokens_saved: int
+    tokens_saved_total: int
+    """Tokens saved by the tenant's passes up to and including this one."""
 
 
 class Spender(Protocol):
@@ -1008,6 +1067,9 @@ def _row(record: SummaryRecord) -> SummaryRow:
         first=record.first_message_id,
         last=record.last_message_id,
         messages=record.messages,
+        span=(record.first_position, record.last_position)
+        if record.first_position is not None and record.last_position is not None
+        else None,
         instructions=tuple(record.instructions),
         carried=tuple(record.carried),
         strategy=record.strategy,

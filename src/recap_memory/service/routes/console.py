@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recap_memory.api_models import CompactionPassOut
 from recap_memory.llm.base import ModelOptions
 from recap_memory.messages import Message, to_openai
 from recap_memory.service.deps import State, Tenant
@@ -24,11 +25,13 @@ CHAT_OPTIONS = ModelOptions(temperature=0.7, max_tokens=800)
 
 @router.get("/config")
 async def console_config(_: Tenant, state: State) -> dict[str, Any]:
-    """The settings a client needs: thresholds, the summarizer, whether a chat model answers."""
+    """The settings a client needs: the trigger, the keep budget, the hard cap (None when
+    unset), the summarizer, whether a chat model answers."""
     policy = state.store.policy
     return {
         "threshold": policy.trigger.limits(),
         "keep": {policy.keep.unit: policy.keep.value},
+        "max": {policy.max.unit: policy.max.value} if policy.max is not None else None,
         "summarizer": state.runner.compactor.summarizer.name,
         "chat_model": getattr(state.chat_model, "name", None) if state.chat_model else None,
     }
@@ -37,19 +40,11 @@ async def console_config(_: Tenant, state: State) -> dict[str, Any]:
 @router.get("/stats/compactions")
 async def compaction_history(
     tenant: Tenant, state: State, limit: Annotated[int, Query(ge=1, le=1000)] = 200
-) -> list[dict[str, Any]]:
-    """The latest committed passes, oldest first: when, how big before and after."""
-    events = await state.store.compaction_history(tenant, limit=limit)
-    return [
-        {
-            "at": e.created_at.isoformat(),
-            "path": e.path,
-            "chars_before": e.chars_before,
-            "chars_after": e.chars_after,
-            "messages_removed": e.messages_removed,
-        }
-        for e in events
-    ]
+) -> list[CompactionPassOut]:
+    """The latest committed passes, oldest first: when, which session, how big before and
+    after, and the tokens saved so far."""
+    passes = await state.store.compaction_history(tenant, limit=limit)
+    return [CompactionPassOut.model_validate(p, from_attributes=True) for p in passes]
 
 
 class ChatTurn(BaseModel):

@@ -1,53 +1,33 @@
-// recap console: a small client of the HTTP API. No build step, no framework.
-"use strict";
+// recap console: a small client of the HTTP API. No build step, no framework: ES modules,
+// each with one job; this one wires the page together (views, sessions, the record, events).
+
+import { allMessages, api, auth, headers, readEvents, Unauthorized } from "./api.js";
+import { loadDashboard, redraw } from "./dashboard.js";
+import { chainRows, contextPreview, gauge } from "./memory.js";
+import { messageElement, positionsOf, rangeLabel, recordNodes } from "./record.js";
+import { drawer, sessionItems, titleOf } from "./sessions.js";
 
 const $ = (selector) => document.querySelector(selector);
-const number = (n) => Number(n || 0).toLocaleString("en-US");
-const state = { key: localStorage.getItem("recap-api-key") || "", config: null, session: null, stream: null };
+const state = { config: null, session: null, stream: null, sessions: [] };
+const narrow = window.matchMedia("(max-width: 760px)");
+const overlaid = window.matchMedia("(max-width: 1100px)");
+const sessionsDrawer = drawer($("#sessions-toggle"), $("#sidebar"), $("#scrim"));
 
-// --- the API -------------------------------------------------------------------------
-class Unauthorized extends Error {}
-
-async function api(path, options = {}) {
-  const headers = { ...(options.headers || {}) };
-  if (state.key) headers.Authorization = `Bearer ${state.key}`;
-  if (options.json !== undefined) {
-    headers["Content-Type"] = "application/json";
-    options = { ...options, body: JSON.stringify(options.json) };
-  }
-  const response = await fetch(path, { ...options, headers });
-  if (response.status === 401) { showLogin(); throw new Unauthorized("API key needed"); }
-  if (response.status === 204) return null;
-  const body = await response.json();
-  if (!response.ok) throw new Error(body.error ? `${body.error.code}: ${body.error.message}` : response.statusText);
-  return body;
-}
-
-async function allMessages(id) {
-  const items = [];
-  let after = null;
-  for (;;) {
-    const page = await api(`/sessions/${id}/messages?limit=1000${after !== null ? `&after=${after}` : ""}`);
-    items.push(...page.items);
-    if (page.next_after === null) return items;
-    after = page.next_after;
-  }
-}
-
-// --- sign-in ---------------------------------------------------------------------------
+// --- sign-in -----------------------------------------------------------------------------
 function showLogin() {
   $("#login").hidden = false;
   $("#chat-view").hidden = true;
   $("#dashboard").hidden = true;
   $("#api-key").focus();
 }
+auth.onUnauthorized = showLogin;
 
 $("#login-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  state.key = $("#api-key").value.trim();
+  auth.key = $("#api-key").value.trim();
   try {
     await api("/sessions?limit=1");
-    localStorage.setItem("recap-api-key", state.key);
+    localStorage.setItem("recap-api-key", auth.key);
     $("#login").hidden = true;
     $("#login-error").hidden = true;
     showView("chat");
@@ -58,156 +38,83 @@ $("#login-form").addEventListener("submit", async (event) => {
   }
 });
 
-// --- views -----------------------------------------------------------------------------
+// --- views -------------------------------------------------------------------------------
 function showView(name) {
   $("#chat-view").hidden = name !== "chat";
   $("#dashboard").hidden = name !== "dashboard";
+  $("#sessions-toggle").hidden = name !== "chat";
   $("#tab-chat").setAttribute("aria-pressed", String(name === "chat"));
   $("#tab-dashboard").setAttribute("aria-pressed", String(name === "dashboard"));
-  if (name === "dashboard") loadDashboard().catch(report);
+  if (name === "dashboard") loadDashboard((id) => { showView("chat"); openSession(id).catch(report); }).catch(report);
 }
 $("#tab-chat").addEventListener("click", () => showView("chat"));
 $("#tab-dashboard").addEventListener("click", () => showView("dashboard"));
+let resizing = null;
+window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(redraw, 150); });
 
 function report(error) {
   if (error instanceof Unauthorized) return;
-  const failure = $("#failure");
-  failure.textContent = String(error.message || error);
-  failure.hidden = false;
+  $("#failure").textContent = String(error.message || error);
+  $("#failure").hidden = false;
 }
 
-// --- sessions --------------------------------------------------------------------------
+// --- sessions ----------------------------------------------------------------------------
 async function loadSessions() {
-  const page = await api("/sessions?limit=200");
-  const list = $("#sessions");
-  list.replaceChildren(...page.items.map((s) => {
-    const li = document.createElement("li");
-    li.dataset.id = s.id;
-    li.classList.toggle("active", state.session === s.id);
-    const open = document.createElement("button");
-    open.className = "open";
-    open.type = "button";
-    open.innerHTML = `<span></span><small></small>`;
-    open.firstChild.textContent = s.title || `Session ${s.id.slice(0, 8)}`;
-    open.lastChild.textContent = `${number(s.message_count)} msgs · ${number(s.context_chars)} chars`;
-    open.addEventListener("click", () => openSession(s.id).catch(report));
-    const remove = document.createElement("button");
-    remove.className = "delete";
-    remove.type = "button";
-    remove.title = "Delete session";
-    remove.setAttribute("aria-label", `Delete ${open.firstChild.textContent}`);
-    remove.textContent = "✕";
-    remove.addEventListener("click", () => deleteSession(s.id).catch(report));
-    li.append(open, remove);
-    return li;
+  state.sessions = (await api("/sessions?limit=200")).items;
+  renderSessions();
+}
+
+function renderSessions() {
+  $("#sessions").replaceChildren(...sessionItems(state.sessions, state.session, {
+    open: (id) => openSession(id).catch(report),
+    remove: (id, title) => deleteSession(id, title).catch(report),
   }));
 }
+setInterval(renderSessions, 30_000);  // "5 min ago" stays true
 
-$("#new-session").addEventListener("click", async () => {
-  try {
-    const created = await api("/sessions", { method: "POST", json: { title: `Session of ${new Date().toLocaleString()}` } });
-    await loadSessions();
-    await openSession(created.id);
-  } catch (error) { report(error); }
-});
+async function newSession() {
+  const created = await api("/sessions", { method: "POST", json: { title: `Session of ${new Date().toLocaleString("en-GB")}` } });
+  await loadSessions();
+  await openSession(created.id);
+  $("#message").focus();
+}
+$("#new-session").addEventListener("click", () => newSession().catch(report));
+$("#welcome-new").addEventListener("click", () => newSession().catch(report));
 
-async function deleteSession(id) {
-  if (!confirm("Delete this session and its messages?")) return;
+async function deleteSession(id, title) {
+  if (!confirm(`Delete “${title}” and its messages?`)) return;
   await api(`/sessions/${id}`, { method: "DELETE" });
   if (state.session === id) closeSession();
   await loadSessions();
 }
+
+const controls = ["#message", "#send", "#import-file", "#memory-button"];
 
 function closeSession() {
   state.session = null;
   if (state.stream) state.stream.abort();
   $("#session-title").textContent = "No session open";
   $("#record").replaceChildren();
-  for (const el of ["#message", "#send", "#import-file", "#memory-button"]) $(el).disabled = true;
+  $("#record").hidden = true;
+  $("#welcome").hidden = false;
+  showMemory(false);
+  for (const selector of controls) $(selector).disabled = true;
 }
 
 async function openSession(id) {
   state.session = id;
-  for (const el of ["#message", "#send", "#import-file", "#memory-button"]) $(el).disabled = false;
+  for (const selector of controls) $(selector).disabled = false;
   $("#failure").hidden = true;
-  document.querySelectorAll("#sessions li").forEach((li) => li.classList.toggle("active", li.dataset.id === id));
+  $("#memory-note").hidden = true;
+  $("#welcome").hidden = true;
+  $("#record").hidden = false;
+  renderSessions();
+  sessionsDrawer.close();
   listen(id);
   await refresh();
 }
 
-// --- the record, folded under its summaries ---------------------------------------------
-function messageElement(m) {
-  const el = document.createElement("div");
-  el.className = "message";
-  el.dataset.id = m.id;
-  el.dataset.role = m.role;
-  const meta = document.createElement("span");
-  meta.className = "meta";
-  meta.textContent = `#${m.id} · ${m.role}${m.pinned ? " · pinned" : ""}`;
-  el.append(meta);
-  const text = typeof m.content === "string" ? m.content
-    : Array.isArray(m.content) ? m.content.map((p) => p.text || `[${p.type}]`).join("\n") : "";
-  if (m.role === "tool") {
-    el.append(collapsible("tool-result", `result of ${m.tool_call_id}`, text));
-  } else if (text) {
-    el.append(document.createTextNode(text));
-  }
-  for (const call of m.tool_calls || []) {
-    el.append(collapsible("tool-call", `→ ${call.function.name}(…) ${call.id}`, call.function.arguments));
-  }
-  return el;
-}
-
-function collapsible(cls, label, text) {
-  const box = document.createElement("div");
-  box.className = cls;
-  if (text.length <= 160) {
-    box.textContent = `${label}: ${text}`;
-    return box;
-  }
-  const details = document.createElement("details");
-  const summary = document.createElement("summary");
-  summary.textContent = `${label} (${number(text.length)} chars)`;
-  const body = document.createElement("pre");
-  body.textContent = text;
-  details.append(summary, body);
-  box.append(details);
-  return box;
-}
-
-function summaryCard(row, folded) {
-  const card = document.createElement("article");
-  card.className = "summary-card";
-  card.dataset.range = row.episode_range;
-  const header = document.createElement("header");
-  const title = document.createElement("span");
-  title.textContent = `Messages ${row.first_message_id}–${row.last_message_id} · ${number(row.source_chars)} chars → ${number(row.chars)} chars`;
-  header.append(title);
-  const text = document.createElement("p");
-  text.className = "text";
-  text.textContent = row.content;
-  card.append(header, text);
-  if (folded) {
-    const expand = document.createElement("button");
-    expand.className = "expand";
-    expand.type = "button";
-    expand.setAttribute("aria-expanded", "false");
-    expand.textContent = `Show ${folded.length} original messages`;
-    const box = document.createElement("div");
-    box.className = "folded";
-    box.hidden = true;
-    box.append(...folded.map(messageElement));
-    expand.addEventListener("click", () => {
-      box.hidden = !box.hidden;
-      expand.setAttribute("aria-expanded", String(!box.hidden));
-      expand.textContent = box.hidden ? `Show ${folded.length} original messages` : "Hide original messages";
-    });
-    header.append(expand);
-    card.append(box);
-  }
-  return card;
-}
-
+// --- the record and Session Memory ---------------------------------------------------------
 async function refresh() {
   const id = state.session;
   if (!id) return;
@@ -215,88 +122,64 @@ async function refresh() {
     api(`/sessions/${id}`), allMessages(id), api(`/sessions/${id}/summaries`), api(`/sessions/${id}/context`),
   ]);
   if (state.session !== id) return;
-  $("#session-title").textContent = session.title || `Session ${id.slice(0, 8)}`;
-  const nodes = [];
-  const inRow = (m) => summaries.find((r) => m.id >= r.first_message_id && m.id <= r.last_message_id);
-  const shown = new Set();
-  for (const m of messages) {
-    const row = inRow(m);
-    if (!row) { nodes.push(messageElement(m)); continue; }
-    if (shown.has(row.id)) continue;
-    shown.add(row.id);
-    nodes.push(summaryCard(row, messages.filter((x) => inRow(x) === row)));
-  }
+  $("#session-title").textContent = titleOf(session);
   const record = $("#record");
   const atBottom = record.scrollHeight - record.scrollTop - record.clientHeight < 40;
-  record.replaceChildren(...nodes);
+  record.replaceChildren(...(messages.length ? recordNodes(messages, summaries)
+    : [emptyLine("No messages yet. Write one below, or import a transcript (JSON or JSONL).")]));
   if (atBottom) record.scrollTop = record.scrollHeight;
-  renderMemory(summaries, context);  // "Summarising…" follows the events alone
-  loadSessions().catch(report);
+  const positions = positionsOf(messages);
+  $("#context-size").replaceChildren(gauge(context, state.config));
+  $("#chain").replaceChildren(...chainRows(summaries, positions, state.config));
+  $("#context-preview").replaceChildren(...contextPreview(context, positions));
+  loadSessions().catch(report);  // "Summarising…" follows the events alone
 }
 
-function renderMemory(summaries, context) {
-  $("#chain").replaceChildren(...summaries.map((row) => summaryCard(row, null)));
-  const limits = state.config ? state.config.threshold : {};
-  const budget = limits.chars ? ` of ${number(limits.chars)} before compaction` : "";
-  $("#context-size").textContent = `Next context: ${number(context.chars)} chars${budget} · ${number(context.tokens)} tokens · ${context.message_count} messages`;
-  $("#context-preview").replaceChildren(...context.messages.map((m) => {
-    const li = document.createElement("li");
-    const text = typeof m.content === "string" ? m.content : "";
-    li.textContent = `${m.role}: ${text.slice(0, 90)}${text.length > 90 ? "…" : ""}`;
-    return li;
-  }));
+function emptyLine(text) {
+  const line = document.createElement("p");
+  line.className = "empty";
+  line.textContent = text;
+  return line;
 }
 
-$("#memory-button").addEventListener("click", () => {
+function showMemory(open) {
   const panel = $("#memory");
-  panel.hidden = !panel.hidden;
-  $("#memory-button").setAttribute("aria-expanded", String(!panel.hidden));
+  panel.hidden = !open;
+  $("#memory-button").setAttribute("aria-expanded", String(open));
+  if (open && overlaid.matches) panel.focus();  // over the conversation: take the reader there
+  if (open) panel.scrollIntoView({ block: "nearest" });
+}
+$("#memory-button").addEventListener("click", () => showMemory($("#memory").hidden));
+$("#memory-close").addEventListener("click", () => { showMemory(false); $("#memory-button").focus(); });
+$("#memory").addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && overlaid.matches) { showMemory(false); $("#memory-button").focus(); }
 });
 
 $("#compact-now").addEventListener("click", async () => {
+  const note = $("#memory-note");
   try {
     const result = await api(`/sessions/${state.session}/compact`, { method: "POST" });
-    if (!result.summary) report(new Error(`Nothing compacted: ${result.reason || result.path}`));
+    const positions = positionsOf(await allMessages(state.session));
+    note.textContent = result.summary
+      ? `Compacted: ${rangeLabel(result.summary, positions).toLowerCase()} folded into a summary.`
+      : `Nothing to compact yet: ${result.reason || result.path}.`;
+    note.hidden = false;
     await refresh();
   } catch (error) { report(error); }
 });
 
-// --- live events -----------------------------------------------------------------------
+// --- live events ---------------------------------------------------------------------------
 function setBusy(busy) {
   $("#summarising").hidden = !busy;
   $("#memory-button").dataset.busy = String(Boolean(busy));
-}
-
-// Reads a text/event-stream body, calling onEvent(name, data) per event.
-async function readEvents(response, onEvent) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    let cut;
-    while ((cut = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      let name = "message";
-      let data = "";
-      for (const line of block.split("\n")) {
-        if (line.startsWith("event:")) name = line.slice(6).trim();
-        else if (line.startsWith("data:")) data += line.slice(5).trim();
-      }
-      if (data) onEvent(name, JSON.parse(data));
-    }
-  }
 }
 
 async function listen(id) {
   if (state.stream) state.stream.abort();
   const controller = new AbortController();
   state.stream = controller;
-  const headers = state.key ? { Authorization: `Bearer ${state.key}` } : {};
   try {
-    const response = await fetch(`/sessions/${id}/events`, { headers, signal: controller.signal });
+    const response = await fetch(`/sessions/${id}/events`, { headers: headers(), signal: controller.signal });
     await readEvents(response, handle);
   } catch (error) {
     if (error.name === "AbortError") return;
@@ -318,7 +201,7 @@ function handle(name, event) {
   if (name === "session.state") setBusy(event.compacting);
 }
 
-// --- writing -----------------------------------------------------------------------------
+// --- writing -------------------------------------------------------------------------------
 $("#composer").addEventListener("submit", async (event) => {
   event.preventDefault();
   const box = $("#message");
@@ -341,20 +224,22 @@ $("#composer").addEventListener("submit", async (event) => {
 
 // One chat turn: the answer is shown as it streams in, then the record is reloaded.
 async function chat(content) {
-  const headers = { "Content-Type": "application/json" };
-  if (state.key) headers.Authorization = `Bearer ${state.key}`;
-  const response = await fetch(`/sessions/${state.session}/chat`, { method: "POST", headers, body: JSON.stringify({ content }) });
+  const response = await fetch(`/sessions/${state.session}/chat`, {
+    method: "POST", headers: headers({ "Content-Type": "application/json" }), body: JSON.stringify({ content }),
+  });
   if (!response.ok) {
     const body = await response.json();
     throw new Error(body.error ? body.error.message : response.statusText);
   }
-  $("#record").append(messageElement({ id: "…", role: "user", content }));
+  const record = $("#record");
+  record.querySelector(":scope > .empty")?.remove();
+  record.append(messageElement({ id: "…", role: "user", content }));
   const answer = messageElement({ id: "…", role: "assistant", content: "" });
   answer.classList.add("streaming");
-  $("#record").append(answer);
+  record.append(answer);
   let failure = null;
   await readEvents(response, (name, data) => {
-    if (name === "delta") { answer.append(document.createTextNode(data.text)); $("#record").scrollTop = $("#record").scrollHeight; }
+    if (name === "delta") { answer.append(document.createTextNode(data.text)); record.scrollTop = record.scrollHeight; }
     if (name === "error") failure = data.message;
   });
   await refresh();
@@ -392,60 +277,16 @@ $("#import-file").addEventListener("change", async (event) => {
   event.target.value = "";
 });
 
-// --- dashboard ---------------------------------------------------------------------------
-async function loadDashboard() {
-  const [stats, history] = await Promise.all([api("/stats"), api("/stats/compactions?limit=60")]);
-  for (const [key, value] of Object.entries(stats.summary)) {
-    const cell = document.getElementById(`stat-${key}`);
-    if (cell) cell.textContent = number(value);
-  }
-  drawChart(history);
-}
-
-function drawChart(passes) {
-  const svg = $("#compaction-chart");
-  const ns = "http://www.w3.org/2000/svg";
-  svg.replaceChildren();
-  if (!passes.length) {
-    const empty = document.createElementNS(ns, "text");
-    empty.setAttribute("x", "20"); empty.setAttribute("y", "130");
-    empty.textContent = "No compaction yet.";
-    svg.append(empty);
-    return;
-  }
-  const max = Math.max(...passes.map((p) => p.chars_before), 1);
-  const width = Math.min(800 / passes.length, 48);
-  const label = document.createElementNS(ns, "text");
-  label.setAttribute("class", "label");
-  label.setAttribute("x", "796"); label.setAttribute("y", "14"); label.setAttribute("text-anchor", "end");
-  label.textContent = `${passes.length} ${passes.length === 1 ? "pass" : "passes"} · tallest ${number(max)} chars`;
-  svg.append(label);
-  passes.forEach((p, i) => {
-    for (const [cls, value, inset] of [["before", p.chars_before, 0.1], ["after", p.chars_after, 0.3]]) {
-      const bar = document.createElementNS(ns, "rect");
-      const height = (value / max) * 225;
-      bar.setAttribute("class", `bar ${cls}`);
-      bar.setAttribute("x", String(i * width + width * inset));
-      bar.setAttribute("width", String(width * (1 - 2 * inset)));
-      bar.setAttribute("y", String(250 - height));
-      bar.setAttribute("height", String(height));
-      const title = document.createElementNS(ns, "title");
-      title.textContent = `${new Date(p.at).toLocaleString()}: ${number(p.chars_before)} → ${number(p.chars_after)} chars (${p.path})`;
-      bar.append(title);
-      svg.append(bar);
-    }
-  });
-}
-
-// --- start -------------------------------------------------------------------------------
+// --- start ---------------------------------------------------------------------------------
 async function start() {
   state.config = await api("/config");
-  const chat = Boolean(state.config.chat_model);
-  $("#role").hidden = chat;
-  $("#composer-note").textContent = chat
+  const chatting = Boolean(state.config.chat_model);
+  $("#role").hidden = chatting;
+  $("#composer-note").textContent = chatting
     ? `${state.config.chat_model} answers, through the compacted context.`
     : "No chat model is configured (RECAP_CHAT_MODEL): write either side, or import a transcript.";
   await loadSessions();
 }
 
+narrow.addEventListener("change", () => sessionsDrawer.close());
 start().catch(report);
