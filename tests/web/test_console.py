@@ -6,6 +6,7 @@ Screenshots of the main views go to out/screenshots/ (`make screenshots`: docs/s
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from tests.web.conftest import assert_accessible, screenshot, serving, transcrip
 
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
+TABLET = {"width": 768, "height": 1024}
 HANG_S = 1.5
 """How long the stub model keeps a summarization waiting before it fails (and the extractive
 fallback compacts): long enough to see the indicator."""
@@ -284,6 +286,14 @@ def test_sessions_list_newest_first_open_and_delete(
         )
         expect(listed_older).to_contain_text("1 message ·")
         assert page.locator("#sessions .twin").count() == 0  # titles differ: no tie-breaker
+        # the filter narrows the list by title
+        page.locator("#session-filter").fill("olde")
+        expect(page.locator("#sessions li")).to_have_count(1)
+        expect(page.locator("#sessions li").first).to_have_attribute("data-id", older)
+        page.locator("#session-filter").fill("no such title")
+        expect(page.locator("#sessions li.empty")).to_contain_text("No session matches")
+        page.locator("#session-filter").fill("")
+        expect(page.locator("#sessions li")).to_have_count(len(listed))
         page.locator(f'#sessions li[data-id="{older}"]').click()
         expect(page.locator("#record")).to_contain_text("Where is invoice 1007?")
         page.locator(f'#sessions li[data-id="{newer}"] .delete').click()  # confirms
@@ -428,6 +438,11 @@ def test_a_failed_summarization_shows_its_reason(browser: Browser, tmp_path: Pat
         failure = page.locator("#failure")
         expect(failure).to_be_visible()
         expect(failure).to_contain_text(events.data("summarization.failed")["reason"])
+        failing = page.locator(f'#sessions li[data-id="{session}"] .status.failing')
+        expect(failing).to_have_text("Compaction failing")
+        expect(failing).to_have_attribute(
+            "title", re.compile(re.escape(events.data("summarization.failed")["reason"]))
+        )
         expect(page.locator("#summarising")).to_be_hidden()
         expect(page.locator("#memory-button")).to_have_attribute("data-busy", "false")
         w.assert_no_errors()
@@ -444,6 +459,12 @@ def test_with_api_keys_the_console_asks_for_one(browser: Browser, tmp_path: Path
             page.goto(url)
             expect(page.locator("#login")).to_be_visible()
             expect(page.locator("#sessions li")).to_have_count(0)
+            assert_accessible(page, "desktop: sign-in")
+            for size in (PHONE, TABLET):
+                page.set_viewport_size(size)
+                expect(page.locator("#login-form")).to_be_in_viewport(ratio=1)
+                assert_accessible(page, f"{size['width']} px: sign-in")
+            page.set_viewport_size(DESKTOP)
             page.locator("#api-key").fill("not-the-key")
             page.click("#login-submit")
             expect(page.locator("#login")).to_be_visible()

@@ -27,7 +27,7 @@ from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Select, Text, cast, delete, func, insert, or_, select, text, update
+from sqlalchemy import Row, Select, Text, cast, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -778,21 +778,24 @@ class Store:
             query = select(UsageEvent).where(UsageEvent.tenant == tenant)
             return list(await tx.scalars(query.order_by(UsageEvent.id)))
 
-    async def compaction_history(self, tenant: str, *, limit: int) -> list[CompactionPass]:
-        """The tenant's latest committed passes, oldest first: sizes before and after, the
-        session each folded (None for a stateless pass or a deleted session) and the tokens
-        saved so far."""
+    async def compaction_history(self, tenant: str, *, limit: int) -> Sequence[Row[Any]]:
+        """The tenant's latest committed passes, oldest first; each row has ``at``, ``path``,
+        ``session`` (its id; None for a stateless pass or a deleted session), ``title``,
+        ``chars_before``, ``chars_after``, ``messages_removed``, ``tokens_saved`` and
+        ``tokens_saved_total`` (saved by the tenant's passes up to this one)."""
         passes = (
             select(
                 UsageEvent.id,
                 UsageEvent.session_id,
-                UsageEvent.created_at,
+                UsageEvent.created_at.label("at"),
                 UsageEvent.path,
                 UsageEvent.chars_before,
                 UsageEvent.chars_after,
                 UsageEvent.messages_removed,
                 UsageEvent.tokens_saved,
-                func.sum(UsageEvent.tokens_saved).over(order_by=UsageEvent.id).label("total"),
+                func.sum(UsageEvent.tokens_saved)
+                .over(order_by=UsageEvent.id)
+                .label("tokens_saved_total"),
             )
             .where(
                 UsageEvent.tenant == tenant,
@@ -803,25 +806,12 @@ class Store:
         )
         async with self.transaction() as tx:
             rows = await tx.execute(
-                select(passes, SessionRecord.uuid, SessionRecord.title)
+                select(passes, SessionRecord.uuid.label("session"), SessionRecord.title)
                 .outerjoin(SessionRecord, SessionRecord.id == passes.c.session_id)
                 .order_by(passes.c.id.desc())
                 .limit(limit)
             )
-            return [
-                CompactionPass(
-                    at=row.created_at,
-                    path=row.path,
-                    session=row.uuid,
-                    title=row.title,
-                    chars_before=row.chars_before,
-                    chars_after=row.chars_after,
-                    messages_removed=row.messages_removed,
-                    tokens_saved=row.tokens_saved,
-                    tokens_saved_total=int(row.total),
-                )
-                for row in reversed(list(rows))
-            ]
+            return list(reversed(rows.all()))
 
     async def stats(self, tenant: str) -> dict[str, int | float]:
         """Totals over ``tenant``'s usage events and sessions."""
@@ -875,23 +865,6 @@ class Store:
 _INDEX = re.compile(r"message (\d+)")
 COMPACTED_PATHS = ("llm", "extractive", "fallback")
 """Usage-event paths of passes that committed a summary."""
-
-
-@dataclass(frozen=True)
-class CompactionPass:
-    """One committed pass as the console's dashboard charts it."""
-
-    at: dt.datetime
-    path: str
-    session: str | None
-    """The folded session's id; None for a stateless (proxy) pass or a deleted session."""
-    title: str | None
-    chars_before: int
-    chars_after: int
-    messages_removed: int
-    tokens_saved: int
-    tokens_saved_total: int
-    """Tokens saved by the tenant's passes up to and including this one."""
 
 
 class Spender(Protocol):

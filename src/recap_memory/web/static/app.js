@@ -5,6 +5,7 @@ import { allMessages, api, auth, headers, readEvents, Unauthorized } from "./api
 import { loadDashboard, redraw } from "./dashboard.js";
 import { chainRows, contextPreview, gauge } from "./memory.js";
 import { messageElement, positionsOf, rangeLabel, recordNodes } from "./record.js";
+import { number } from "./format.js";
 import { drawer, sessionItems, titleOf } from "./sessions.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -45,8 +46,9 @@ function showView(name) {
   $("#sessions-toggle").hidden = name !== "chat";
   $("#tab-chat").setAttribute("aria-pressed", String(name === "chat"));
   $("#tab-dashboard").setAttribute("aria-pressed", String(name === "dashboard"));
-  if (name === "dashboard") loadDashboard((id) => { showView("chat"); openSession(id).catch(report); }).catch(report);
+  if (name === "dashboard") loadDashboard(openFromDashboard).catch(report);
 }
+const openFromDashboard = (id) => { showView("chat"); openSession(id).catch(report); };
 $("#tab-chat").addEventListener("click", () => showView("chat"));
 $("#tab-dashboard").addEventListener("click", () => showView("dashboard"));
 let resizing = null;
@@ -59,8 +61,13 @@ function report(error) {
 }
 
 // --- sessions ----------------------------------------------------------------------------
+const LISTED = 200;
+
 async function loadSessions() {
-  state.sessions = (await api("/sessions?limit=200")).items;
+  const page = await api(`/sessions?limit=${LISTED}`);
+  state.sessions = page.items;
+  $("#sessions-count").textContent = page.total > page.items.length
+    ? `The newest ${number(page.items.length)} of ${number(page.total)} sessions.` : "";
   renderSessions();
 }
 
@@ -68,9 +75,16 @@ function renderSessions() {
   $("#sessions").replaceChildren(...sessionItems(state.sessions, state.session, {
     open: (id) => openSession(id).catch(report),
     remove: (id, title) => deleteSession(id, title).catch(report),
-  }));
+  }, $("#session-filter").value));
 }
-setInterval(renderSessions, 30_000);  // "5 min ago" stays true
+$("#session-filter").addEventListener("input", renderSessions);
+
+// Kept current while the console stays open: other sessions' activity, "5 min ago", the totals.
+setInterval(() => {
+  if (document.hidden || !$("#login").hidden) return;
+  if (!$("#chat-view").hidden) loadSessions().catch(report);
+  else loadDashboard(openFromDashboard).catch(report);
+}, 30_000);
 
 async function newSession() {
   const created = await api("/sessions", { method: "POST", json: { title: `Session of ${new Date().toLocaleString("en-GB")}` } });
@@ -123,6 +137,7 @@ async function refresh() {
   ]);
   if (state.session !== id) return;
   $("#session-title").textContent = titleOf(session);
+  $("#session-title").title = titleOf(session);
   const record = $("#record");
   const atBottom = record.scrollHeight - record.scrollTop - record.clientHeight < 40;
   record.replaceChildren(...(messages.length ? recordNodes(messages, summaries)
@@ -197,6 +212,7 @@ function handle(name, event) {
     setBusy(false);
     $("#failure").textContent = `Summarisation failed: ${event.reason}`;
     $("#failure").hidden = false;
+    loadSessions().catch(report);  // the list marks it as failing
   }
   if (name === "session.state") setBusy(event.compacting);
 }
