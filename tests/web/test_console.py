@@ -599,3 +599,26 @@ def test_summary_markdown_is_rendered_and_never_injects_markup(
         assert rendered["h"] == ["Next step"] and rendered["group"] == ["[8 May 2023]"]
         assert rendered["breaks"] == 2  # heading line + text, and first/second line
         w.assert_no_errors()
+
+
+def test_the_session_list_stays_current_and_keeps_the_keyboards_place(
+    browser: Browser, console: str, api: httpx.Client
+) -> None:
+    session = api.post("/sessions", json={"title": "Kept current"}).json()["id"]
+    with watched(browser, viewport=DESKTOP) as w:
+        page = w.page
+        page.clock.install()  # the page's timers and Date move when the test says
+        page.goto(console)
+        item = page.locator(f'#sessions li[data-id="{session}"]')
+        expect(item.locator("time")).to_have_text("just now")
+        item.locator(".open").focus()
+        arrived = api.post("/sessions", json={"title": "Arrived meanwhile"}).json()["id"]
+        expect(page.locator(f'#sessions li[data-id="{arrived}"]')).to_have_count(0)
+        page.clock.fast_forward("05:00")
+        expect(page.locator(f'#sessions li[data-id="{arrived}"]')).to_be_visible()
+        expect(item.locator("time")).to_have_text("5 min ago")
+        focused = page.evaluate(
+            "[document.activeElement.closest('li')?.dataset.id, document.activeElement.className]"
+        )
+        assert focused == [session, "open"], "a refresh moved the keyboard's focus"
+        w.assert_no_errors()

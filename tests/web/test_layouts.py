@@ -22,17 +22,20 @@ PHONE = {"width": 390, "height": 844}
 TABLET = {"width": 768, "height": 1024}
 DESKTOP = {"width": 1280, "height": 860}
 TWIN_TITLE = "Priya – Larchwood invoice dispute, escalated from the Tuesday queue"
+LATER_TITLE = "Marco – refund for order 5521"
 CAP_CHARS = 3_000
 
 
 @dataclass(frozen=True)
 class Populated:
-    """A running console with a compacted session, its same-titled twin and an empty one."""
+    """A running console with a compacted session, its same-titled twin, an empty one and one
+    compacted later."""
 
     url: str
     compacted: str
     twin: str
     empty: str
+    later: str
 
 
 def _wait_for_summary(client: httpx.Client, session: str) -> None:
@@ -64,7 +67,9 @@ def populated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Populated]:
         compacted = session(TWIN_TITLE, transcript())
         _wait_for_summary(client, compacted)
         empty = session("Nothing here yet", [])
-        yield Populated(url, compacted, twin, empty)
+        later = session(LATER_TITLE, transcript())
+        _wait_for_summary(client, later)
+        yield Populated(url, compacted, twin, empty, later)
 
 
 def fits_the_width(page: Page) -> None:
@@ -161,10 +166,40 @@ def test_every_view_reads_well_and_is_accessible(
         chart.locator("g.item").last.focus()
         tip = page.locator("#passes-tip")
         expect(tip).to_be_visible()
-        expect(tip).to_contain_text(TWIN_TITLE)
+        expect(tip).to_contain_text(LATER_TITLE)
         expect(tip).to_contain_text(time.strftime("%Y"))
         expect(page.locator("#saved-chart g.item")).not_to_have_count(0)
         fits_the_width(page)
         assert_accessible(page, f"{name}: dashboard")
         screenshot(page, f"dashboard-{name}")
+        w.assert_no_errors()
+
+
+def test_the_dashboard_is_read_by_keyboard(browser: Browser, populated: Populated) -> None:
+    """One tab stop per chart; the arrow keys move between passes (the tooltip follows);
+    Enter opens the pass's session."""
+    with watched(browser, viewport=DESKTOP) as w:
+        page = w.page
+        page.goto(populated.url)
+        page.click("#tab-dashboard")
+        items = page.locator("#compaction-chart g.item")
+        expect(items).to_have_count(2)
+        assert [items.nth(i).get_attribute("tabindex") for i in range(2)] == ["-1", "0"]
+        page.locator("#tab-dashboard").focus()
+        page.keyboard.press("Tab")  # the first chart's one stop: its newest pass
+        assert page.evaluate("document.activeElement.closest('svg').id") == "compaction-chart"
+        tip = page.locator("#passes-tip")
+        expect(tip).to_contain_text(LATER_TITLE)
+        page.keyboard.press("ArrowLeft")
+        expect(tip).to_contain_text(TWIN_TITLE)
+        assert [items.nth(i).get_attribute("tabindex") for i in range(2)] == ["0", "-1"]
+        page.keyboard.press("Tab")  # on to the next chart, not the next pass
+        assert page.evaluate("document.activeElement.closest('svg').id") == "saved-chart"
+        page.keyboard.press("Shift+Tab")
+        page.keyboard.press("Enter")
+        expect(page.locator("#chat-view")).to_be_visible()
+        expect(page.locator(f'#sessions li[data-id="{populated.compacted}"]')).to_have_class(
+            "active"
+        )
+        expect(page.locator("#record .summary-card")).to_have_count(1)
         w.assert_no_errors()

@@ -72,10 +72,13 @@ async function loadSessions() {
 }
 
 function renderSessions() {
+  const focused = document.activeElement && document.activeElement.closest("#sessions li[data-id]");
+  const keep = focused && [focused.dataset.id, document.activeElement.className];
   $("#sessions").replaceChildren(...sessionItems(state.sessions, state.session, {
     open: (id) => openSession(id).catch(report),
     remove: (id, title) => deleteSession(id, title).catch(report),
   }, $("#session-filter").value));
+  if (keep) document.querySelector(`#sessions li[data-id="${keep[0]}"] .${keep[1]}`)?.focus();  // a refresh keeps the keyboard's place
 }
 $("#session-filter").addEventListener("input", renderSessions);
 
@@ -83,7 +86,7 @@ $("#session-filter").addEventListener("input", renderSessions);
 setInterval(() => {
   if (document.hidden || !$("#login").hidden) return;
   if (!$("#chat-view").hidden) loadSessions().catch(report);
-  else loadDashboard(openFromDashboard).catch(report);
+  else if (!document.activeElement.closest("svg")) loadDashboard(openFromDashboard).catch(report);  // not under a reader's focus
 }, 30_000);
 
 async function newSession() {
