@@ -463,6 +463,7 @@ def test_with_api_keys_the_console_asks_for_one(browser: Browser, tmp_path: Path
             for size in (PHONE, TABLET):
                 page.set_viewport_size(size)
                 expect(page.locator("#login-form")).to_be_in_viewport(ratio=1)
+                expect(page.locator("#sessions-toggle")).to_be_hidden()  # nothing to list yet
                 assert_accessible(page, f"{size['width']} px: sign-in")
             page.set_viewport_size(DESKTOP)
             page.locator("#api-key").fill("not-the-key")

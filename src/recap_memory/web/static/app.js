@@ -19,6 +19,7 @@ function showLogin() {
   $("#login").hidden = false;
   $("#chat-view").hidden = true;
   $("#dashboard").hidden = true;
+  $("#sessions-toggle").hidden = true;
   $("#api-key").focus();
 }
 auth.onUnauthorized = showLogin;

@@ -78,8 +78,9 @@ export function drawChart(target, tipBox, spec) {
     const show = () => showTip(tipBox, target, spec.tip(item), x(i) / width, marks, i);
     group.addEventListener("mouseenter", show);
     group.addEventListener("focus", show);
-    group.addEventListener("mouseleave", () => { if (document.activeElement !== group) tipBox.hidden = true; });
-    group.addEventListener("blur", () => { tipBox.hidden = true; });
+    const hide = () => { tipBox.hidden = true; group.classList.remove("current"); };
+    group.addEventListener("mouseleave", () => { if (document.activeElement !== group) hide(); });
+    group.addEventListener("blur", hide);
     group.addEventListener("click", () => spec.pick && spec.pick(item));
     group.addEventListener("keydown", (event) => keys(event, marks, i, () => spec.pick && spec.pick(item)));
     target.append(group);
