@@ -623,3 +623,28 @@ def test_the_session_list_stays_current_and_keeps_the_keyboards_place(
         )
         assert focused == [session, "open"], "a refresh moved the keyboard's focus"
         w.assert_no_errors()
+
+
+def test_the_address_names_the_view_so_a_reload_or_a_link_lands_there(
+    browser: Browser, console: str, api: httpx.Client
+) -> None:
+    session = api.post("/sessions", json={"title": "Linked from a ticket"}).json()["id"]
+    api.post(f"/sessions/{session}/messages", json={"messages": turn(4, size=80)})
+    with watched(browser, viewport=DESKTOP) as w:
+        page = w.page
+        page.goto(f"{console}/#session/{session}")  # a link someone shared
+        expect(page.locator("#session-title")).to_have_text("Linked from a ticket")
+        expect(page.locator("#record .message")).to_have_count(2)
+        assert page.title() == "Linked from a ticket · recap"
+        page.click("#tab-dashboard")
+        assert page.url.endswith("#dashboard")
+        page.reload()
+        expect(page.locator("#dashboard")).to_be_visible()
+        page.go_back()  # the browser's Back returns to the session
+        expect(page.locator("#chat-view")).to_be_visible()
+        expect(page.locator("#session-title")).to_have_text("Linked from a ticket")
+        api.delete(f"/sessions/{session}")
+        page.reload()
+        expect(page.locator("#failure")).to_contain_text("could not be opened")
+        expect(page.locator("#welcome")).to_be_visible()
+        w.assert_no_errors(allowed=("status of 404",))

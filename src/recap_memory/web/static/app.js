@@ -5,7 +5,7 @@ import { allMessages, api, auth, headers, readEvents, Unauthorized } from "./api
 import { loadDashboard, redraw } from "./dashboard.js";
 import { chainRows, contextPreview, gauge } from "./memory.js";
 import { messageElement, positionsOf, rangeLabel, recordNodes } from "./record.js";
-import { number } from "./format.js";
+import { el, number } from "./format.js";
 import { drawer, sessionItems, titleOf } from "./sessions.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -32,16 +32,34 @@ $("#login-form").addEventListener("submit", async (event) => {
     localStorage.setItem("recap-api-key", auth.key);
     $("#login").hidden = true;
     $("#login-error").hidden = true;
-    showView("chat");
-    await start();
+    await start();  // the view the address names
   } catch (error) {
     $("#login-error").textContent = "That key was not accepted.";
     $("#login-error").hidden = false;
   }
 });
 
-// --- views -------------------------------------------------------------------------------
-function showView(name) {
+// --- views and the address: #session/<id> or #dashboard, so a reload or a link lands there ---
+function remember(hash) {
+  if (location.hash !== hash) history.pushState(null, "", hash || location.pathname + location.search);
+}
+
+async function route() {
+  const hash = decodeURIComponent(location.hash.slice(1));
+  if (hash === "dashboard") { showView("dashboard", false); return; }
+  showView("chat", false);
+  const id = hash.startsWith("session/") ? hash.slice("session/".length) : null;
+  if (id && id !== state.session) {
+    await openSession(id, false).catch((error) => {
+      closeSession(false);
+      throw new Error(`That session could not be opened (${error.message}); it may have been deleted.`);
+    });
+  } else if (!id && state.session) closeSession(false);
+}
+window.addEventListener("popstate", () => route().catch(report));
+
+function showView(name, rememberIt = true) {
+  if (rememberIt) remember(name === "dashboard" ? "#dashboard" : state.session ? `#session/${state.session}` : "");
   $("#chat-view").hidden = name !== "chat";
   $("#dashboard").hidden = name !== "dashboard";
   $("#sessions-toggle").hidden = name !== "chat";
@@ -49,7 +67,7 @@ function showView(name) {
   $("#tab-dashboard").setAttribute("aria-pressed", String(name === "dashboard"));
   if (name === "dashboard") loadDashboard(openFromDashboard).catch(report);
 }
-const openFromDashboard = (id) => { showView("chat"); openSession(id).catch(report); };
+const openFromDashboard = (id) => { showView("chat", false); openSession(id).catch(report); };
 $("#tab-chat").addEventListener("click", () => showView("chat"));
 $("#tab-dashboard").addEventListener("click", () => showView("dashboard"));
 let resizing = null;
@@ -108,8 +126,10 @@ async function deleteSession(id, title) {
 
 const controls = ["#message", "#send", "#import-file", "#memory-button"];
 
-function closeSession() {
+function closeSession(rememberIt = true) {
+  if (rememberIt) remember("");
   state.session = null;
+  document.title = "recap console";
   if (state.stream) state.stream.abort();
   $("#session-title").textContent = "No session open";
   $("#record").replaceChildren();
@@ -119,7 +139,8 @@ function closeSession() {
   for (const selector of controls) $(selector).disabled = true;
 }
 
-async function openSession(id) {
+async function openSession(id, rememberIt = true) {
+  if (rememberIt) remember(`#session/${id}`);
   state.session = id;
   for (const selector of controls) $(selector).disabled = false;
   $("#failure").hidden = true;
@@ -142,23 +163,17 @@ async function refresh() {
   if (state.session !== id) return;
   $("#session-title").textContent = titleOf(session);
   $("#session-title").title = titleOf(session);
+  document.title = `${titleOf(session)} · recap`;
   const record = $("#record");
   const atBottom = record.scrollHeight - record.scrollTop - record.clientHeight < 40;
   record.replaceChildren(...(messages.length ? recordNodes(messages, summaries)
-    : [emptyLine("No messages yet. Write one below, or import a transcript (JSON or JSONL).")]));
+    : [el("p", { className: "empty", text: "No messages yet. Write one below, or import a transcript (JSON or JSONL)." })]));
   if (atBottom) record.scrollTop = record.scrollHeight;
   const positions = positionsOf(messages);
   $("#context-size").replaceChildren(gauge(context, state.config));
   $("#chain").replaceChildren(...chainRows(summaries, positions, state.config));
   $("#context-preview").replaceChildren(...contextPreview(context, positions));
   loadSessions().catch(report);  // "Summarising…" follows the events alone
-}
-
-function emptyLine(text) {
-  const line = document.createElement("p");
-  line.className = "empty";
-  line.textContent = text;
-  return line;
 }
 
 function showMemory(open) {
@@ -306,6 +321,7 @@ async function start() {
     ? `${state.config.chat_model} answers, through the compacted context.`
     : "No chat model is configured (RECAP_CHAT_MODEL): write either side, or import a transcript.";
   await loadSessions();
+  await route();
 }
 
 narrow.addEventListener("change", () => sessionsDrawer.close());
