@@ -52,7 +52,9 @@ class Appended(BaseModel):
 
 
 class MessagePage(BaseModel):
-    """Messages of the raw record, in order; ``next_after`` continues the listing."""
+    """Messages of the raw record, in order (each an OpenAI message with ``id``,
+    ``created_at`` and the client's ``client_id`` when given); ``next_after`` continues the
+    listing."""
 
     items: list[dict[str, Any]]
     next_after: int | None

@@ -180,7 +180,11 @@ def test_an_imported_transcript_is_summarised_live(
         )
         expect(card).to_contain_text(f"{row['source_chars']:,} → {row['chars']:,} chars")
         tail = page.locator("#record > .message .meta").first
-        expect(tail).to_have_text(f"#{position[last] + 1} · {stored[position[last]]['role']}")
+        after = stored[position[last]]  # the first message after the summary
+        expect(tail).to_have_text(
+            re.compile(rf"^#{position[last] + 1} · {after['role']} · \d\d:\d\d$")
+        )
+        expect(tail.locator("time")).to_have_attribute("datetime", after["created_at"])
         # the summary is rendered: a list, bold headings, no markdown marks left
         rendered = card.locator(".markdown")
         assert rendered.locator("li").count() >= 1 and rendered.locator("strong").count() >= 1

@@ -1024,14 +1024,14 @@ def _message(record: MessageRecord) -> Message:
 
 
 def _listed(record: MessageRecord) -> Message:
-    """A message of the raw record as listed: with the client's own id as ``client_id``."""
+    """A message of the raw record as listed: with when it was appended (``created_at``) and
+    the client's own id as ``client_id``; a context never carries either."""
     message = _message(record)
     client_id = record.client_id or record.payload.get("client_id")
-    return (
-        message
-        if client_id is None
-        else message.replace(extra={**message.extra, "client_id": client_id})
-    )
+    listed = {"created_at": record.created_at.isoformat()}
+    if client_id is not None:
+        listed["client_id"] = client_id
+    return message.replace(extra={**message.extra, **listed})
 
 
 def _row(record: SummaryRecord) -> SummaryRow:

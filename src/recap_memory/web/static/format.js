@@ -21,6 +21,13 @@ export function when(iso) {
   return new Date(iso).toLocaleString("en-GB", { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit" });
 }
 
+/** The time of day, with the date when it is not today: "14:02" or "28 Nov, 14:02". */
+export function clock(iso, now = new Date()) {
+  const moment = new Date(iso);
+  const today = moment.toDateString() === now.toDateString();
+  return moment.toLocaleString("en-GB", today ? { hour: "2-digit", minute: "2-digit" } : { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+}
+
 /** How long ago: "just now", "5 min ago", "3 h ago", "yesterday", else the date. */
 export function ago(iso, now = Date.now()) {
   const seconds = (now - new Date(iso).getTime()) / 1000;

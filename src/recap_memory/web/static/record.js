@@ -1,7 +1,7 @@
 // The session's record as a person reads it: messages numbered 1…n from the session's start
 // (the database id only in a tooltip), folded under the summary cards that cover them.
 
-import { el, number, when } from "./format.js";
+import { clock, el, number, when } from "./format.js";
 import { renderMarkdown } from "./markdown.js";
 
 /** Positions within the session: message id → 1…n, in record order. */
@@ -35,6 +35,7 @@ export function messageElement(m, position) {
     text: `${position === undefined ? "" : `#${position} · `}${m.role}${m.pinned ? " · pinned" : ""}`,
     title: typeof m.id === "number" ? `message id ${m.id}` : undefined,
   });
+  if (m.created_at) meta.append(" · ", el("time", { datetime: m.created_at, text: clock(m.created_at), title: when(m.created_at) }));
   const node = el("div", { className: "message", "data-id": m.id, "data-role": m.role }, meta);
   const text = textOf(m);
   if (m.role === "tool") node.append(collapsible("tool-result", `result of ${m.tool_call_id}`, text));
