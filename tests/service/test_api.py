@@ -90,7 +90,11 @@ async def test_context_is_system_summary_then_tail_and_matches_the_counters(
     context = (await service.client.get(f"/sessions/{session}/context")).json()
     messages = context["messages"]
     assert messages[0] == {"role": "system", "content": "You are a billing agent."}
-    assert not any({"id", "pinned"} & m.keys() for m in messages), "ready for a provider"
+    listed = (await service.client.get(f"/sessions/{session}/messages")).json()["items"]
+    assert all("created_at" in m for m in listed)  # the record's listing says when
+    assert not any({"id", "pinned", "created_at", "client_id"} & m.keys() for m in messages), (
+        "ready for a provider"
+    )
     assert messages[1]["role"] == "user"
     assert messages[1]["content"].startswith("[recap summary of messages ")
     assert context["ids"][0] == 1 and context["ids"][1] is None  # the summary has no id
