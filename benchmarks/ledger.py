@@ -255,7 +255,8 @@ def expected_context(
     return [*front, None, *rest]
 
 
-_RECAP_KEYS = ("id", "pinned", "client_id")
+_RECAP_KEYS = ("id", "pinned", "client_id", "created_at")
+"""What the listing adds to a message and a context never carries."""
 
 
 def _plain(message: Mapping[str, Any]) -> dict[str, Any]:
