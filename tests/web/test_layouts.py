@@ -197,3 +197,36 @@ def test_the_dashboard_is_read_by_keyboard(browser: Browser, populated: Populate
         )
         expect(page.locator("#record .summary-card")).to_have_count(1)
         w.assert_no_errors()
+
+
+def test_find_in_a_session_reaches_the_folded_originals(
+    browser: Browser, populated: Populated
+) -> None:
+    with watched(browser, viewport=DESKTOP) as w:
+        page = w.page
+        page.goto(f"{populated.url}/#session/{populated.compacted}")
+        folded = page.locator("#record .folded")
+        expect(folded).to_have_count(1)
+        expect(folded).to_be_hidden()
+        find, status = page.locator("#find"), page.locator("#find-status")
+        find.fill("INVOICE 1014")  # any case; in messages 4, 5 and 7, all folded
+        expect(status).to_have_text("1 of 3 messages")
+        expect(folded).to_be_visible()  # the card holding the match opened
+        current = page.locator("#record .message.current-find")
+        expect(current).to_be_in_viewport()
+        expect(current.locator(".meta")).to_contain_text("#4 · assistant")
+        find.press("Enter")
+        expect(status).to_have_text("2 of 3 messages")
+        expect(current.locator(".meta")).to_contain_text("#5 · user")
+        find.press("Enter")
+        expect(current.locator(".meta")).to_contain_text("#7 · tool")
+        find.press("Enter")  # round to the first again
+        expect(status).to_have_text("1 of 3 messages")
+        find.press("Shift+Enter")
+        expect(status).to_have_text("3 of 3 messages")
+        expect(page.locator("#record .message.found")).to_have_count(3)
+        assert_accessible(page, "desktop: find")
+        find.fill("no such words")
+        expect(status).to_have_text("No message contains “no such words”.")
+        expect(page.locator("#record .message.found")).to_have_count(0)
+        w.assert_no_errors()

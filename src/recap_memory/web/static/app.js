@@ -3,6 +3,7 @@
 
 import { allMessages, api, auth, headers, readEvents, Unauthorized } from "./api.js";
 import { loadDashboard, redraw } from "./dashboard.js";
+import { findStatus, markMatches, showMatch } from "./find.js";
 import { chainRows, contextPreview, gauge } from "./memory.js";
 import { messageElement, positionsOf, rangeLabel, recordNodes } from "./record.js";
 import { el, number } from "./format.js";
@@ -135,6 +136,7 @@ function closeSession(rememberIt = true) {
   $("#record").replaceChildren();
   $("#record").hidden = true;
   $("#welcome").hidden = false;
+  $("#find-bar").hidden = true;
   showMemory(false);
   for (const selector of controls) $(selector).disabled = true;
 }
@@ -147,6 +149,9 @@ async function openSession(id, rememberIt = true) {
   $("#memory-note").hidden = true;
   $("#welcome").hidden = true;
   $("#record").hidden = false;
+  $("#find-bar").hidden = false;
+  $("#find").value = "";
+  $("#find-status").textContent = "";
   renderSessions();
   sessionsDrawer.close();
   listen(id);
@@ -169,12 +174,34 @@ async function refresh() {
   record.replaceChildren(...(messages.length ? recordNodes(messages, summaries)
     : [el("p", { className: "empty", text: "No messages yet. Write one below, or import a transcript (JSON or JSONL)." })]));
   if (atBottom) record.scrollTop = record.scrollHeight;
+  if ($("#find").value.trim()) find(false);  // a re-render keeps what was being looked for
   const positions = positionsOf(messages);
   $("#context-size").replaceChildren(gauge(context, state.config));
   $("#chain").replaceChildren(...chainRows(summaries, positions, state.config));
   $("#context-preview").replaceChildren(...contextPreview(context, positions));
   loadSessions().catch(report);  // "Summarising…" follows the events alone
 }
+
+// --- find in the session -------------------------------------------------------------------
+const finding = { found: [], index: 0 };
+
+function find(jump = true) {
+  const query = $("#find").value;
+  finding.found = markMatches($("#record"), query);
+  finding.index = Math.min(finding.index, Math.max(finding.found.length - 1, 0));
+  if (jump) { finding.index = 0; showMatch(finding.found, 0); }
+  else finding.found.forEach((m, i) => m.classList.toggle("current-find", i === finding.index));
+  $("#find-status").textContent = findStatus(finding.found, finding.index, query);
+}
+$("#find").addEventListener("input", () => find());
+$("#find").addEventListener("keydown", (event) => {
+  if (event.key !== "Enter" || !finding.found.length) return;
+  event.preventDefault();
+  const step = event.shiftKey ? -1 : 1;
+  finding.index = (finding.index + step + finding.found.length) % finding.found.length;
+  showMatch(finding.found, finding.index);
+  $("#find-status").textContent = findStatus(finding.found, finding.index, $("#find").value);
+});
 
 function showMemory(open) {
   const panel = $("#memory");
