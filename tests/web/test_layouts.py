@@ -230,3 +230,26 @@ def test_find_in_a_session_reaches_the_folded_originals(
         expect(status).to_have_text("No message contains “no such words”.")
         expect(page.locator("#record .message.found")).to_have_count(0)
         w.assert_no_errors()
+
+
+def test_dark_mode_follows_the_system_and_stays_readable(
+    browser: Browser, populated: Populated
+) -> None:
+    with watched(browser, viewport=DESKTOP, color_scheme="dark") as w:
+        page = w.page
+        page.goto(f"{populated.url}/#session/{populated.compacted}")
+        expect(page.locator("#record .summary-card")).to_have_count(1)
+        lightness = page.evaluate(
+            "getComputedStyle(document.body).backgroundColor.match(/\\d+/g).slice(0, 3)"
+            ".reduce((sum, c) => sum + Number(c), 0) / 3"
+        )
+        assert lightness < 60, f"the page is not dark (mean channel {lightness})"
+        assert_accessible(page, "dark: conversation")  # contrast included
+        screenshot(page, "chat-dark")
+        page.click("#memory-button")
+        expect(page.locator("#memory")).to_be_visible()
+        assert_accessible(page, "dark: Session Memory")
+        page.click("#tab-dashboard")
+        expect(page.locator("#compaction-chart g.item")).to_have_count(2)
+        assert_accessible(page, "dark: dashboard")
+        w.assert_no_errors()
