@@ -16,6 +16,7 @@ async def test_the_console_is_served_at_the_root(service: App) -> None:
     assert page.status_code == 200 and 'id="summarising"' in page.text
     script = await service.client.get("/static/app.js")
     assert script.status_code == 200 and "summarization.started" in script.text
+    assert script.headers["content-type"].startswith("text/javascript")  # runs as a module
     assert "/" not in (await service.client.get("/openapi.json")).json()["paths"]
 
 
