@@ -652,3 +652,23 @@ def test_the_address_names_the_view_so_a_reload_or_a_link_lands_there(
         expect(page.locator("#failure")).to_contain_text("could not be opened")
         expect(page.locator("#welcome")).to_be_visible()
         w.assert_no_errors(allowed=("status of 404",))
+
+
+def test_a_service_that_stops_answering_is_said_plainly_and_cleared(
+    browser: Browser, console: str
+) -> None:
+    with watched(browser, viewport=DESKTOP) as w:
+        page = w.page
+        page.clock.install()
+        page.goto(console)
+        expect(page.locator("#sessions li").first).to_be_visible()
+        page.route("**/sessions?limit=*", lambda route: route.abort())  # no answer at all
+        page.clock.fast_forward("00:31")
+        failure = page.locator("#failure")
+        expect(failure).to_have_text(
+            "The service is not answering; the console tries again every 30 s."
+        )
+        page.unroute("**/sessions?limit=*")
+        page.clock.fast_forward("00:31")
+        expect(failure).to_be_hidden()
+        w.assert_no_errors(allowed=("net::ERR_FAILED",))

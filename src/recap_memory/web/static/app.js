@@ -103,10 +103,17 @@ function renderSessions() {
 $("#session-filter").addEventListener("input", renderSessions);
 
 // Kept current while the console stays open: other sessions' activity, "5 min ago", the totals.
-setInterval(() => {
+// A service that stops answering is said once, plainly, and the line goes when it is back.
+const LOST = "The service is not answering; the console tries again every 30 s.";
+setInterval(async () => {
   if (document.hidden || !$("#login").hidden) return;
-  if (!$("#chat-view").hidden) loadSessions().catch(report);
-  else if (!document.activeElement.closest("svg")) loadDashboard(openFromDashboard).catch(report);  // not under a reader's focus
+  try {
+    if (!$("#chat-view").hidden) await loadSessions();
+    else if (!document.activeElement.closest("svg")) await loadDashboard(openFromDashboard);  // not under a reader's focus
+    if ($("#failure").textContent === LOST) $("#failure").hidden = true;
+  } catch (error) {
+    report(error instanceof TypeError ? new Error(LOST) : error);  // fetch's TypeError: no answer at all
+  }
 }, 30_000);
 
 async function newSession() {
