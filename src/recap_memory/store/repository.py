@@ -647,14 +647,15 @@ class Store:
         return len(dead)
 
     @staticmethod
-    async def _position(tx: AsyncSession, session_id: int, message_id: int) -> int:
-        """Where message ``message_id`` stands in its session, counting from 1."""
-        count = await tx.scalar(
-            select(func.count())
-            .select_from(MessageRecord)
-            .where(MessageRecord.session_id == session_id, MessageRecord.id <= message_id)
+    async def _positions(tx: AsyncSession, session_id: int, first: int, last: int) -> list[int]:
+        """Where messages ``first`` and ``last`` stand in their session, counting from 1."""
+        counts = await tx.execute(
+            select(
+                func.count().filter(MessageRecord.id <= first),
+                func.count().filter(MessageRecord.id <= last),
+            ).where(MessageRecord.session_id == session_id)
         )
-        return int(count or 0)
+        return [int(n) for n in counts.one()]
 
     async def _held(self, tx: AsyncSession, claim: Claim, loaded: Loaded) -> SessionRecord:
         record = await tx.scalar(
@@ -680,12 +681,13 @@ class Store:
         model = next((u.model for u in reversed(report.usage) if u.error is None), None)
         async with self.transaction() as tx:
             record = await self._held(tx, claim, loaded)
+            first, last = await self._positions(tx, record.id, int(new.first), int(new.last))
             summary = SummaryRecord(
                 session_id=record.id,
                 first_message_id=int(new.first),
                 last_message_id=int(new.last),
-                first_position=await self._position(tx, record.id, int(new.first)),
-                last_position=await self._position(tx, record.id, int(new.last)),
+                first_position=first,
+                last_position=last,
                 text=new.text,
                 instructions=list(new.instructions),
                 carried=sorted({int(c) for c in new.carried}),

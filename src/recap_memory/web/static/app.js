@@ -227,9 +227,8 @@ $("#compact-now").addEventListener("click", async () => {
   const note = $("#memory-note");
   try {
     const result = await api(`/sessions/${state.session}/compact`, { method: "POST" });
-    const positions = positionsOf(await allMessages(state.session));
-    note.textContent = result.summary
-      ? `Compacted: ${rangeLabel(result.summary, positions).toLowerCase()} folded into a summary.`
+    note.textContent = result.summary  // the row names its positions: no listing needed
+      ? `Compacted: ${rangeLabel(result.summary, new Map()).toLowerCase()} folded into a summary.`
       : `Nothing to compact yet: ${result.reason || result.path}.`;
     note.hidden = false;
     await refresh();

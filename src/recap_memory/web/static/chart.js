@@ -59,7 +59,8 @@ export function drawChart(target, tipBox, spec) {
   target.append(svg("text", { class: "axis-title", x: plot.x + plot.w / 2, y: height - 6, "text-anchor": "middle" }, spec.xTitle));
 
   const bars = spec.series.filter((s) => s.kind === "bar");
-  for (const series of spec.series.filter((s) => s.kind === "line")) {
+  const lines = spec.series.filter((s) => s.kind === "line");
+  for (const series of lines) {
     const points = items.map((item, i) => `${x(i)},${y(series.value(item))}`).join(" ");
     target.append(svg("polyline", { class: `line ${series.className}`, points }));
   }
@@ -72,7 +73,7 @@ export function drawChart(target, tipBox, spec) {
       const v = series.value(item);
       group.append(svg("rect", { class: `bar ${series.className}`, x: plot.x + slot * i + slot * inset, width: w, y: y(v), height: plot.y + plot.h - y(v) }));
     });
-    for (const series of spec.series.filter((s) => s.kind === "line")) {
+    for (const series of lines) {
       group.append(svg("circle", { class: `point ${series.className}`, cx: x(i), cy: y(series.value(item)), r: Math.min(4, Math.max(2, slot / 4)) }));
     }
     const show = () => showTip(tipBox, target, spec.tip(item), x(i) / width, marks, i);

@@ -25,10 +25,12 @@ export function redraw() {
 }
 
 const sessionName = (p) => p.title || (p.session ? `Session ${p.session.slice(0, 8)}` : "Stateless request (proxy)");
-const timeLabel = (p, passes) => {
-  const sameDay = passes.length && new Date(passes[0].at).toDateString() === new Date(passes[passes.length - 1].at).toDateString();
-  return new Date(p.at).toLocaleString("en-GB", sameDay ? { hour: "2-digit", minute: "2-digit" } : { day: "numeric", month: "short" });
-};
+/** How the x axis names a pass: its time when all passes fall on one day, else its date. */
+function timeLabels(passes) {
+  const sameDay = new Date(passes[0].at).toDateString() === new Date(passes[passes.length - 1].at).toDateString();
+  const format = sameDay ? { hour: "2-digit", minute: "2-digit" } : { day: "numeric", month: "short" };
+  return (p) => new Date(p.at).toLocaleString("en-GB", format);
+}
 const pick = (open) => (p) => { if (p.session) open(p.session); };
 
 function draw() {
@@ -37,12 +39,13 @@ function draw() {
   for (const id of ["passes-figure", "saved-figure", "passes-table"]) document.getElementById(id).hidden = empty;
   document.getElementById("no-passes").hidden = !empty;
   if (empty) return;
+  const xLabel = timeLabels(passes);
   drawChart(document.getElementById("compaction-chart"), document.getElementById("passes-tip"), {
     items: passes,
     yTitle: "chars in context",
     xTitle: `${passes.length} ${passes.length === 1 ? "pass" : "passes"}, oldest → newest`,
     yFormat: short,
-    xLabel: (p) => timeLabel(p, passes),
+    xLabel,
     tip: (p) => [sessionName(p), when(p.at), `${number(p.chars_before)} → ${number(p.chars_after)} chars (−${Math.round(100 * (1 - p.chars_after / Math.max(p.chars_before, 1)))}%)`, `${number(p.messages_removed)} messages folded · ${p.path}`],
     pick: pick(open),
     series: [
@@ -55,7 +58,7 @@ function draw() {
     yTitle: "tokens saved (est.)",
     xTitle: "running total after each pass, oldest → newest",
     yFormat: short,
-    xLabel: (p) => timeLabel(p, passes),
+    xLabel,
     tip: (p) => [`${number(p.tokens_saved_total)} tokens saved so far`, when(p.at), `+${number(p.tokens_saved)} by this pass of ${sessionName(p)}`],
     pick: pick(open),
     series: [{ kind: "line", className: "saved", value: (p) => p.tokens_saved_total, label: "tokens saved" }],

@@ -5,6 +5,8 @@
 // as HTML, so whatever a message said ("<img onerror=…>", "<script>") shows as the characters
 // it is and can never become markup. Only the elements below are ever created.
 
+import { el } from "./format.js";
+
 const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
 const BULLET = /^(\s*)[-*+•]\s+(.*)$/;
 const NUMBERED = /^(\s*)(\d{1,3})[.)]\s+(.*)$/;
@@ -29,7 +31,7 @@ export function renderMarkdown(text) {
       out.append(inline(document.createElement(`h${level}`), match[2]));
     } else if (GROUP.test(line.trim())) {
       close();
-      out.append(inline(element("p", "group"), line.trim()));
+      out.append(inline(el("p", { className: "group" }), line.trim()));
     } else if (RULE.test(line)) {
       close();
       out.append(document.createElement("hr"));
@@ -77,23 +79,11 @@ function inline(parent, text) {
   while ((match = INLINE.exec(rest))) {
     if (match.index) parent.append(document.createTextNode(rest.slice(0, match.index)));
     const token = match[0];
-    if (token.startsWith("`")) parent.append(code(token.slice(1, -1)));
+    if (token.startsWith("`")) parent.append(el("code", { text: token.slice(1, -1) }));
     else if (token.startsWith("**") || token.startsWith("__")) parent.append(inline(document.createElement("strong"), token.slice(2, -2)));
     else parent.append(inline(document.createElement("em"), token.slice(1, -1)));
     rest = rest.slice(match.index + token.length);
   }
   if (rest) parent.append(document.createTextNode(rest));
   return parent;
-}
-
-function code(text) {
-  const node = document.createElement("code");
-  node.textContent = text;
-  return node;
-}
-
-function element(tag, className) {
-  const node = document.createElement(tag);
-  node.className = className;
-  return node;
 }
